@@ -1,0 +1,1 @@
+"""SRBench-style experiments: runner, baselines, results store and report."""

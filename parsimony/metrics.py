@@ -1,0 +1,171 @@
+"""Quantile-regression metrics and model complexity (SQR paper, Section 4 and Appendix B).
+
+All metrics take ``(y_true, y_pred, ...)`` in that order, validate their input and accept
+``sample_weight`` where a weighted mean is natural.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight
+
+#: Token weights of the SQR paper (Table 1 / Table 5). Operators the paper does not list get the
+#: weight of the closest listed one (cube like square + 1, abs and neg like a sign change, pow
+#: like exp/log). The native SQR engine uses this table as its default ``complexity_of_operators``.
+TOKEN_COMPLEXITY = {
+    "add": 1, "sub": 1, "mul": 1, "div": 2,
+    "square": 2, "cube": 3, "sqrt": 4, "exp": 4, "log": 4,
+    "sin": 3, "cos": 3, "abs": 1, "neg": 1, "pow": 4,
+    "feature": 1, "constant": 1,
+}
+
+
+def _prepare(y_true, y_pred, sample_weight=None):
+    y_true = check_array_1d(y_true, "y_true")
+    y_pred = check_array_1d(y_pred, "y_pred")
+    check_same_length(("y_true", y_true), ("y_pred", y_pred))
+    return y_true, y_pred, check_sample_weight(sample_weight, len(y_true))
+
+
+def pinball_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
+    """Mean pinball (quantile) loss, SQR paper Eq. 2.
+
+    Under-prediction (``y_true > y_pred``) weighs ``quantile``; over-prediction weighs
+    ``1 - quantile``. At ``quantile=0.5`` it is half the mean absolute error.
+    """
+    tau = check_quantile(quantile)
+    y_true, y_pred, w = _prepare(y_true, y_pred, sample_weight)
+    diff = y_true - y_pred
+    loss = np.where(diff >= 0, tau * diff, (tau - 1.0) * diff)
+    return float(np.average(loss, weights=w))
+
+
+def normalized_quantile_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
+    """Mean pinball loss divided by the range of ``y_true`` (SQR paper Eq. 7).
+
+    Raises ``ValueError`` when ``y_true`` is constant (the range is zero).
+    """
+    loss = pinball_loss(y_true, y_pred, quantile, sample_weight)
+    y = np.asarray(y_true, dtype=np.float64).ravel()
+    span = float(y.max() - y.min())
+    if span == 0.0:
+        raise ValueError("normalized_quantile_loss is undefined for a constant y_true (zero range)")
+    return loss / span
+
+
+def coverage(y_true, y_pred, sample_weight=None) -> float:
+    """Empirical coverage: the share of ``y_true <= y_pred`` (SQR paper Eq. 9)."""
+    y_true, y_pred, w = _prepare(y_true, y_pred, sample_weight)
+    return float(np.average(y_true <= y_pred, weights=w))
+
+
+def absolute_coverage_error(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
+    """``|coverage - quantile|`` (SQR paper Eq. 8)."""
+    tau = check_quantile(quantile)
+    return abs(coverage(y_true, y_pred, sample_weight) - tau)
+
+
+def interval_coverage(y_true, lower, upper) -> float:
+    """Share of ``y_true`` inside the closed interval ``[lower, upper]``."""
+    y_true = check_array_1d(y_true, "y_true")
+    lower = check_array_1d(lower, "lower")
+    upper = check_array_1d(upper, "upper")
+    check_same_length(("y_true", y_true), ("lower", lower), ("upper", upper))
+    return float(np.mean((y_true >= lower) & (y_true <= upper)))
+
+
+# ----------------------------------------------------------------------------------- complexity
+def expression_complexity(expr, weights=None) -> int:
+    """Token-weighted complexity of a symbolic expression (sympy expression or string).
+
+    Binary sums and products of ``k`` terms count ``k - 1`` operator tokens; a factor
+    ``a**-1`` counts as a division, ``a**2`` as square, ``a**3`` as cube, ``a**0.5`` as sqrt,
+    a factor ``-1`` as a negation; every feature occurrence and constant counts one.
+    """
+    import sympy
+
+    w = dict(TOKEN_COMPLEXITY if weights is None else {**TOKEN_COMPLEXITY, **weights})
+    if isinstance(expr, str):
+        expr = sympy.sympify(expr)
+
+    def walk(e) -> int:
+        if e.is_Symbol:
+            return w["feature"]
+        if e.is_Number or e.is_NumberSymbol:
+            return w["constant"]
+        if e.is_Add:
+            first, *rest = e.as_ordered_terms()
+            total = walk(first)
+            for t in rest:  # a term with a minus sign is a subtraction, not add + neg
+                total += walk(-t) + w["sub"] if t.could_extract_minus_sign() else walk(t) + w["add"]
+            return total
+        if e.is_Mul:
+            coeff, factors = e.as_coeff_mul()
+            total = 0
+            numer = [f for f in factors if not (f.is_Pow and f.exp.is_Number and f.exp < 0)]
+            denom = [f for f in factors if f not in numer]
+            if coeff == -1:
+                total += w["neg"]
+            elif coeff != 1:
+                numer = [coeff, *numer]
+            for f in numer:
+                total += walk(f)
+            for f in denom:
+                total += walk(sympy.Pow(f.base, -f.exp))
+            n_num = max(len(numer), 1) if denom else len(numer)
+            if not numer and denom:
+                total += w["constant"]  # 1 / a
+            total += w["mul"] * max(n_num - 1, 0) + w["div"] * len(denom)
+            return total
+        if e.is_Pow:
+            base, ex = e.args
+            if ex == 2:
+                return walk(base) + w["square"]
+            if ex == 3:
+                return walk(base) + w["cube"]
+            if ex == sympy.Rational(1, 2):
+                return walk(base) + w["sqrt"]
+            if ex == -1:
+                return w["constant"] + walk(base) + w["div"]
+            return walk(base) + walk(ex) + w["pow"]
+        name = type(e).__name__.lower()
+        if name in w and e.args:
+            return w[name] + sum(walk(a) for a in e.args)
+        if isinstance(e, sympy.Abs):
+            return w["abs"] + walk(e.args[0])
+        raise ValueError(f"no complexity weight for the sympy node {type(e).__name__!r}")
+
+    return int(walk(sympy.sympify(expr)))
+
+
+def complexity(model) -> int:
+    """Model complexity with the SQR paper's conventions (Appendix B).
+
+    - objects with a ``complexity_`` attribute (the package's fitted estimators) report it;
+    - symbolic expressions (sympy or string): token weights of :data:`TOKEN_COMPLEXITY`;
+    - linear models (``coef_``): nonzero coefficients plus one for a nonzero intercept;
+    - decision trees (``tree_``): number of nodes; tree ensembles: nodes summed over members.
+    """
+    if hasattr(model, "complexity_"):
+        value = model.complexity_
+        return int(value() if callable(value) else value)
+    if isinstance(model, str) or type(model).__module__.startswith("sympy"):
+        return expression_complexity(model)
+    if hasattr(model, "coef_"):
+        coef = np.asarray(model.coef_)
+        intercept = np.asarray(getattr(model, "intercept_", 0.0))
+        return int(np.count_nonzero(coef) + np.count_nonzero(intercept))
+    if hasattr(model, "tree_") and hasattr(model.tree_, "node_count"):
+        return int(model.tree_.node_count)
+    if hasattr(model, "estimators_"):
+        members = np.ravel(np.asarray(model.estimators_, dtype=object))
+        return int(sum(complexity(m) for m in members))
+    if hasattr(model, "booster_"):  # LightGBM: every split and leaf node of every tree
+        dump = model.booster_.dump_model()
+        return int(sum(2 * t["num_leaves"] - 1 for t in dump["tree_info"]))
+    if isinstance(model, numbers.Number):
+        return 1
+    raise TypeError(f"complexity() does not know how to measure a {type(model).__name__}")

@@ -1,0 +1,1 @@
+"""Symbolic quantile regression (SQR) on the native symbolic-regression engine."""

@@ -1,0 +1,1 @@
+"""Optimal sparse regression trees (OSRT) on binarised features."""
