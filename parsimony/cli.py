@@ -1,0 +1,56 @@
+"""The ``parsimony`` command line: ``datasets list``, ``bench run``, ``bench report``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._version import __version__
+
+
+def _datasets_list(args) -> int:
+    from .datasets import list_datasets
+
+    table = list_datasets(args.data_dir)
+    if table.empty:
+        print("no datasets found (pass --data-dir or set PARSIMONY_DATA)")
+        return 1
+    print(table[["name", "n", "d"]].to_string(index=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="parsimony", description="Interpretable regression that is provably good.")
+    parser.add_argument("--version", action="version", version=f"parsimony {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    datasets = commands.add_parser("datasets", help="find and describe local datasets")
+    datasets_cmd = datasets.add_subparsers(dest="datasets_command", metavar="ACTION", required=True)
+    listing = datasets_cmd.add_parser("list", help="list datasets with their rows (n) and features (d)")
+    listing.add_argument("--data-dir", default=None, help="folder with NAME.tsv.gz / NAME.csv files")
+    listing.set_defaults(func=_datasets_list)
+
+    try:
+        from .experiments.cli import add_bench_parser
+    except ImportError:  # the experiment runner is optional at this layer
+        add_bench_parser = None
+    if add_bench_parser is not None:
+        add_bench_parser(commands)
+    return parser
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"parsimony: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

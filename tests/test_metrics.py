@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.linear_model import LinearRegression, QuantileRegressor
+from sklearn.metrics import mean_pinball_loss
+from sklearn.tree import DecisionTreeRegressor
+
+from parsimony.metrics import (
+    TOKEN_COMPLEXITY,
+    absolute_coverage_error,
+    complexity,
+    coverage,
+    expression_complexity,
+    interval_coverage,
+    normalized_quantile_loss,
+    pinball_loss,
+)
+
+
+def test_appendix_a_example():
+    # SQR paper Appendix A: 100 unit-size errors, half below at tau=.5; 10 below / 90 above at tau=.9.
+    y = np.zeros(100)
+    half = np.r_[np.ones(50), -np.ones(50)]
+    assert pinball_loss(y, half, 0.5) == pytest.approx(0.5)
+    tenth = np.r_[-np.ones(10), np.ones(90)]  # 10 under-predictions weigh .9, 90 over-predictions .1
+    assert pinball_loss(y, tenth, 0.9) == pytest.approx(0.18)
+
+
+def test_pinball_direction_and_sklearn_agreement():
+    rng = np.random.default_rng(0)
+    y, p, w = rng.normal(size=50), rng.normal(size=50), rng.uniform(0.1, 2, 50)
+    assert pinball_loss([1.0], [0.0], 0.9) == pytest.approx(0.9)  # under-prediction weighs tau
+    assert pinball_loss([0.0], [1.0], 0.9) == pytest.approx(0.1)
+    for tau in (0.1, 0.5, 0.93):
+        assert pinball_loss(y, p, tau, sample_weight=w) == pytest.approx(
+            mean_pinball_loss(y, p, alpha=tau, sample_weight=w))
+    assert pinball_loss(y, p, 0.5) == pytest.approx(0.5 * np.mean(np.abs(y - p)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.floats(-1e3, 1e3, allow_nan=False), min_size=1, max_size=40), st.floats(0.01, 0.99))
+def test_pinball_minimised_by_empirical_quantile(values, tau):
+    y = np.asarray(values)
+    q = np.quantile(y, tau, method="inverted_cdf")  # a minimiser of the empirical pinball risk
+    best = pinball_loss(y, np.full_like(y, q), tau)
+    for c in np.r_[y, y.min() - 1.0, y.max() + 1.0, q + 0.37, q - 0.37]:
+        assert best <= pinball_loss(y, np.full_like(y, c), tau) + 1e-9 * (1 + abs(best))
+
+
+def test_normalized_loss_coverage_and_ace():
+    y = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    p = np.array([0.5, 0.5, 2.5, 2.5, 4.0])
+    assert normalized_quantile_loss(y, p, 0.5) == pytest.approx(pinball_loss(y, p, 0.5) / 4.0)
+    assert coverage(y, p) == pytest.approx(3 / 5)  # y <= prediction, ties included
+    assert absolute_coverage_error(y, p, 0.9) == pytest.approx(0.3)
+    assert coverage(y, p, sample_weight=[1, 0, 0, 0, 0]) == pytest.approx(1.0)
+    assert interval_coverage(y, p - 1, p + 0.1) == pytest.approx(3 / 5)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: pinball_loss([1, 2], [1, 2], 0.0), "strictly between 0 and 1"),
+        (lambda: pinball_loss([1, 2], [1, 2], 1.5), "strictly between 0 and 1"),
+        (lambda: pinball_loss([1, np.nan], [1, 2], 0.5), "y_true contains NaN"),
+        (lambda: pinball_loss([1, 2], [1, np.inf], 0.5), "y_pred contains infinite"),
+        (lambda: pinball_loss([1, 2], [1, 2, 3], 0.5), "inconsistent numbers of samples"),
+        (lambda: pinball_loss([], [], 0.5), "y_true is empty"),
+        (lambda: coverage(np.ones((3, 2)), np.ones((3, 2))), "one-dimensional"),
+        (lambda: normalized_quantile_loss([1, 1], [1, 2], 0.5), "constant y_true"),
+        (lambda: pinball_loss([1, 2], [1, 2], 0.5, sample_weight=[1, -1]), "non-negative"),
+    ],
+)
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_expression_complexity_uses_paper_weights():
+    assert expression_complexity("x0*x1 + cos(x2)") == 8  # x0 x1 * (3) + cos x2 (4) + + (1)
+    assert expression_complexity("2.5*x0**2 + cos(x1)") == 10
+    assert expression_complexity("x0/x1") == 1 + 1 + TOKEN_COMPLEXITY["div"]
+    assert expression_complexity("sqrt(x0) - exp(x1)") == 5 + 5 + 1
+    assert expression_complexity("log(x0)") == 5
+    assert expression_complexity("x0") == 1
+    assert expression_complexity("3.0") == 1
+
+
+def test_complexity_dispatch():
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = X[:, 0] * 2 + 1
+    assert complexity(LinearRegression().fit(X, y)) == 4  # 3 nonzero coefficients + bias
+    qr = QuantileRegressor(alpha=0.5, quantile=0.5, solver="highs").fit(X, y)
+    assert complexity(qr) == np.count_nonzero(qr.coef_) + (qr.intercept_ != 0)
+    tree = DecisionTreeRegressor(max_depth=2, random_state=0).fit(X, y)
+    assert complexity(tree) == tree.tree_.node_count
+    with pytest.raises(TypeError, match="does not know"):
+        complexity(object())
