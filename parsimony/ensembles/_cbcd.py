@@ -1,0 +1,249 @@
+"""Cyclic block coordinate descent for ForestPrune (paper Section 3), numba kernels.
+
+Problem (1): minimise ``(1/m)||t - gamma sum_i beta_i D_i z_i||^2 + s sum_i wcum[i, k_i] (+ alpha2 pen(beta))``
+over ``k_i`` (layers kept by tree ``i``; ``z_i`` = ``k_i`` ones then zeros), where ``t`` is the target
+minus the ensemble offset, ``s = alpha / K`` and ``wcum[i, k]`` the summed weights of the first ``k``
+layers. ``mode`` selects the variant: ``PLAIN`` (beta = 1, problem 1), ``RIDGE`` and ``SUBSET`` (the
+joint prune-and-polish problem 5 with rho = 2 or 0, one beta per tree).
+
+Arrays: ``D`` (n_trees, n_layers, m) depth-difference matrices (``D[i].T`` is the paper's D_i),
+``R`` the full residual ``t - gamma sum_i beta_i D_i z_i`` kept up to date, ``G[i]`` the Gram matrix
+``D[i] D[i]^T`` and ``PP[i, k] = ||sum_{l<k} D[i, l]||^2``. A block update needs ``c = D[i] R``
+(one O(m d) pass) and O(d^2) arithmetic for all d+1 candidates; the residual is only touched when
+the block changes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+
+PLAIN, RIDGE, SUBSET = 0, 1, 2
+
+
+@njit(fastmath={"reassoc", "contract"})
+def _dot(a, b):
+    s = 0.0
+    for j in range(a.shape[0]):
+        s += a[j] * b[j]
+    return s
+
+
+@njit
+def gram_tables(D, n_layers):
+    """Per-tree Gram matrices ``G`` (n, L, L) and prefix norms ``PP`` (n, L + 1)."""
+    n, L, _ = D.shape
+    G = np.zeros((n, L, L))
+    PP = np.zeros((n, L + 1))
+    for i in range(n):
+        for a in range(n_layers[i]):
+            for b in range(a + 1):
+                g = _dot(D[i, a], D[i, b])
+                G[i, a, b] = g
+                G[i, b, a] = g
+        acc = 0.0
+        for k in range(1, n_layers[i] + 1):
+            l = k - 1
+            # ||P_k||^2 = ||P_{k-1}||^2 + 2 P_{k-1}.D_l + ||D_l||^2
+            cross = 0.0
+            for b in range(l):
+                cross += G[i, l, b]
+            acc += 2.0 * cross + G[i, l, l]
+            PP[i, k] = acc
+        for k in range(n_layers[i] + 1, L + 1):
+            PP[i, k] = acc
+    return G, PP
+
+
+@njit
+def residual(D, target, layers, beta, gamma):
+    """``target - gamma sum_i beta_i D_i z_i``."""
+    R = target.copy()
+    for i in range(D.shape[0]):
+        for l in range(layers[i]):
+            R -= (gamma * beta[i]) * D[i, l]
+    return R
+
+
+@njit
+def beta_penalty(beta, layers, alpha2, mode):
+    """``alpha2 * ||beta||_2^2`` (RIDGE) or ``alpha2 * ||beta||_0`` (SUBSET) over kept trees; 0 in PLAIN."""
+    if mode == PLAIN:
+        return 0.0
+    total = 0.0
+    for i in range(beta.shape[0]):
+        if layers[i] > 0 and beta[i] != 0.0:
+            total += beta[i] * beta[i] if mode == RIDGE else 1.0
+    return alpha2 * total
+
+
+@njit
+def objective(R, layers, beta, wcum, pen_scale, alpha2, mode):
+    """Objective of problem (1) (PLAIN) or (5) at the point whose residual is ``R``."""
+    pen = 0.0
+    for i in range(layers.shape[0]):
+        pen += wcum[i, layers[i]]
+    return _dot(R, R) / R.shape[0] + pen_scale * pen + beta_penalty(beta, layers, alpha2, mode)
+
+
+@njit
+def set_block(D, R, i, k_old, b_old, k_new, b_new, gamma):
+    """Move block ``i`` from (k_old, b_old) to (k_new, b_new), updating the residual in place."""
+    top = max(k_old, k_new)
+    for l in range(top):
+        coef = gamma * ((b_old if l < k_old else 0.0) - (b_new if l < k_new else 0.0))
+        if coef != 0.0:
+            R += coef * D[i, l]
+
+
+@njit
+def block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale, alpha2, mode,
+                 max_trees, n_active, c, cross):
+    """Exact update of block ``i``: enumerate its d+1 monotone candidates (and beta in joint modes).
+
+    ``RR`` is ``||R||^2``; ``c`` and ``cross`` are work arrays of length L and L + 1. Returns
+    ``(changed, new RR, new n_active)``.
+    """
+    m = R.shape[0]
+    Li = n_layers[i]
+    ki = layers[i]
+    bi = beta[i] if ki > 0 else 0.0
+    for l in range(Li):
+        c[l] = _dot(D[i, l], R)
+    # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D[i, l] . r
+    rr = RR
+    if ki > 0:
+        sc = 0.0
+        for l in range(ki):
+            sc += c[l]
+        rr = RR + 2.0 * gamma * bi * sc + gamma * gamma * bi * bi * PP[i, ki]
+    cross[0] = 0.0
+    for l in range(Li):
+        a = c[l]
+        if ki > 0:
+            g = 0.0
+            for lp in range(ki):
+                g += G[i, l, lp]
+            a += gamma * bi * g
+        cross[l + 1] = cross[l] + a
+    inv_m = 1.0 / m
+    # value of the current point
+    if ki == 0:
+        cur = rr * inv_m + pen_scale * wcum[i, 0]
+    else:
+        cur = (rr - 2.0 * gamma * bi * cross[ki] + gamma * gamma * bi * bi * PP[i, ki]) * inv_m
+        cur += pen_scale * wcum[i, ki]
+        if mode == RIDGE:
+            cur += alpha2 * bi * bi
+        elif mode == SUBSET and bi != 0.0:
+            cur += alpha2
+    best_val = cur
+    best_k = ki
+    best_b = beta[i]
+    tol = 1e-12 * abs(cur)
+    kmax = Li
+    if ki == 0 and max_trees > 0 and n_active >= max_trees:
+        kmax = 0
+    for k in range(kmax + 1):
+        if k == 0:
+            val = rr * inv_m + pen_scale * wcum[i, 0]
+            b = 1.0 if mode == PLAIN else 0.0
+        else:
+            pk = PP[i, k]
+            ck = cross[k]
+            if mode == PLAIN:
+                b = 1.0
+                val = (rr - 2.0 * gamma * ck + gamma * gamma * pk) * inv_m
+            elif mode == RIDGE:
+                b = gamma * ck / (gamma * gamma * pk + m * alpha2) if pk > 0.0 else 0.0
+                val = (rr - 2.0 * b * gamma * ck + b * b * gamma * gamma * pk) * inv_m + alpha2 * b * b
+            else:
+                if pk > 0.0:
+                    b = ck / (gamma * pk)
+                    val = (rr - ck * ck / pk) * inv_m + alpha2
+                else:
+                    b = 1.0
+                    val = rr * inv_m + alpha2
+            val += pen_scale * wcum[i, k]
+        if val < best_val - tol:
+            best_val = val
+            best_k = k
+            best_b = b
+    if best_k == ki and (best_b == beta[i] or ki == 0):
+        return False, RR, n_active
+    if ki == 0 and best_k == 0:
+        return False, RR, n_active
+    set_block(D, R, i, ki, bi, best_k, best_b if best_k > 0 else 0.0, gamma)
+    if best_k == 0:
+        new_rr = rr
+    else:
+        new_rr = rr - 2.0 * best_b * gamma * cross[best_k] + best_b * best_b * gamma * gamma * PP[i, best_k]
+    if ki == 0 and best_k > 0:
+        n_active += 1
+    elif ki > 0 and best_k == 0:
+        n_active -= 1
+    layers[i] = best_k
+    beta[i] = best_b if best_k > 0 or mode == PLAIN else 0.0
+    return True, new_rr, n_active
+
+
+@njit
+def cbcd(D, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
+         max_sweeps, history):
+    """Cyclic sweeps over all blocks until a full sweep changes nothing.
+
+    Updates ``R``, ``layers`` and ``beta`` in place; ``history[s]`` receives the objective after
+    sweep ``s``. Returns the number of sweeps run (negative if ``max_sweeps`` was hit).
+    """
+    n, L, _ = D.shape
+    c = np.empty(L)
+    cross = np.empty(L + 1)
+    n_active = 0
+    for i in range(n):
+        if layers[i] > 0:
+            n_active += 1
+    for sweep in range(max_sweeps):
+        RR = _dot(R, R)
+        n_changed = 0
+        for i in range(n):
+            changed, RR, n_active = block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma,
+                                                 pen_scale, alpha2, mode, max_trees, n_active, c, cross)
+            if changed:
+                n_changed += 1
+        if sweep < history.shape[0]:
+            history[sweep] = objective(R, layers, beta, wcum, pen_scale, alpha2, mode)
+        if n_changed == 0:
+            return sweep + 1
+    return -max_sweeps
+
+
+@njit
+def stack_truncated(D, layers, idx):
+    """Columns ``sum_{l < k_i} D[i, l]`` for the trees ``idx``: an (m, len(idx)) matrix."""
+    m = D.shape[2]
+    Q = np.zeros((m, idx.shape[0]))
+    for col in range(idx.shape[0]):
+        i = idx[col]
+        for l in range(layers[i]):
+            for j in range(m):
+                Q[j, col] += D[i, l, j]
+    return Q
+
+
+@njit
+def alpha_max(D, PP, wcum, n_layers, target, gamma, K):
+    """Smallest alpha at which no single tree improves on the empty model (problem 1)."""
+    n = D.shape[0]
+    m = target.shape[0]
+    best = 0.0
+    for i in range(n):
+        acc = 0.0
+        for k in range(1, n_layers[i] + 1):
+            acc += _dot(D[i, k - 1], target)
+            gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k]) / m
+            if gain > 0.0 and wcum[i, k] > 0.0:
+                a = gain * K / wcum[i, k]
+                if a > best:
+                    best = a
+    return best

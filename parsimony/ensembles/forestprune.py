@@ -1,0 +1,559 @@
+"""ForestPrune: depth-layer pruning of tree ensembles (Liu and Mazumder, AISTATS 2023).
+
+``ForestPrune`` takes a fitted random forest, extra-trees or gradient boosting regressor (or fits a
+random forest) and keeps, for each tree, only its first ``k_i`` depth layers, choosing the ``k_i`` by
+minimising problem (1) of the paper,
+
+    (1/m) ||y - offset - gamma sum_i D_i z_i||^2 + (alpha / K) sum_i ||W_i z_i||_1,
+
+with cyclic block coordinate descent (each block update enumerates the d + 1 monotone candidates of
+one tree exactly) followed by the paper's local search. Optional ridge or best-subset polishing
+re-weights the kept trees (problem 2), or is optimised jointly with the pruning (problem 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.ensemble import RandomForestRegressor
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import check_array_1d, check_int, check_nonnegative, check_option, check_same_length
+from . import _cbcd
+from ._depth_matrices import (
+    EnsembleTables,
+    check_ensemble,
+    depth_difference_matrices,
+    ensemble_leaves,
+    ensemble_offset,
+    layer_weights,
+    truncated_node_values,
+    unpack_ensemble,
+)
+
+__all__ = ["ForestPrune", "select_path_model"]
+
+_DEFAULT_PATIENCE = 5  # consecutive non-improving local-search swaps before stopping
+_MAX_SWEEPS = 10_000
+_POLISH_OPTIONS = (None, "ridge", "best_subset")
+
+
+@dataclass
+class PruningProblem:
+    """Everything CBCD needs, built once per (ensemble, X, y, weighting)."""
+
+    tables: EnsembleTables
+    D: np.ndarray  # (n_trees, n_layers, m)
+    G: np.ndarray
+    PP: np.ndarray
+    wcum: np.ndarray  # (n_trees, n_layers + 1) cumulative penalty weights
+    ncum: np.ndarray  # (n_trees, n_layers + 1) cumulative node counts
+    K: float
+    gamma: float
+    target: np.ndarray  # y - offset
+    swap_order: np.ndarray  # local search: trees tried first come first
+
+    @property
+    def n_layers(self) -> np.ndarray:
+        return self.tables.n_layers
+
+    @property
+    def n_trees(self) -> int:
+        return self.D.shape[0]
+
+
+def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> PruningProblem:
+    """Depth-difference matrices, Gram tables and layer weights for ``X``, ``y``."""
+    D = depth_difference_matrices(tables, X)
+    G, PP = _cbcd.gram_tables(D, tables.n_layers)
+    w, K = layer_weights(tables, weighting)
+    zeros = np.zeros((w.shape[0], 1))
+    wcum = np.hstack([zeros, np.cumsum(w, axis=1)])
+    ncum = np.hstack([zeros, np.cumsum(tables.layer_nodes, axis=1).astype(np.float64)])
+    target = np.asarray(y, dtype=np.float64) - ensemble_offset(tables, X)
+    if tables.boosting:
+        swap_order = np.arange(tables.n_trees)
+    else:
+        # bagging: sort trees by their own training error (paper Section 3.1)
+        full = D.sum(axis=1)
+        errors = ((full - np.asarray(y, dtype=np.float64)[None, :]) ** 2).mean(axis=1)
+        swap_order = np.argsort(errors, kind="stable")
+    return PruningProblem(tables, D, G, PP, wcum, ncum, K, tables.gamma, target, swap_order.astype(np.int64))
+
+
+@dataclass
+class Solution:
+    layers: np.ndarray
+    beta: np.ndarray
+    objective: float
+    n_sweeps: int
+    n_swaps: int
+    history: np.ndarray
+    converged: bool
+
+
+def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2: float = 0.0,
+          max_trees: int | None = None, patience: int = _DEFAULT_PATIENCE, rng=None,
+          layers0=None, beta0=None) -> Solution:
+    """CBCD from ``layers0`` (zeros by default), then local search; returns the best point seen."""
+    n = problem.n_trees
+    rng = np.random.default_rng(rng)
+    layers = np.zeros(n, dtype=np.int64) if layers0 is None else np.array(layers0, dtype=np.int64)
+    if beta0 is None:
+        beta = np.ones(n) if mode == _cbcd.PLAIN else np.where(layers > 0, 1.0, 0.0)
+    else:
+        beta = np.array(beta0, dtype=np.float64)
+    pen_scale = alpha / problem.K if problem.K > 0 else 0.0
+    mt = 0 if max_trees is None else int(max_trees)
+    if mt and np.count_nonzero(layers) > mt:
+        raise ValueError("warm start keeps more trees than max_trees")
+    args = (problem.D, problem.G, problem.PP, problem.wcum, problem.n_layers)
+    R = _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma)
+    history = np.full(_MAX_SWEEPS, np.nan)
+    sweeps = _cbcd.cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, history)
+    converged = sweeps > 0
+    history = history[: abs(sweeps)].copy()
+    total_sweeps = abs(sweeps)
+    best_obj = _cbcd.objective(R, layers, beta, problem.wcum, pen_scale, alpha2, mode)
+    best = (layers.copy(), beta.copy(), R.copy())
+    n_swaps = 0
+    fails = 0
+    scratch = np.empty(0)
+    while fails < patience:
+        kept = np.flatnonzero(layers > 0)
+        empty = problem.swap_order[layers[problem.swap_order] == 0]
+        if kept.size == 0 or empty.size == 0:
+            break
+        xi = int(kept[rng.integers(kept.size)])
+        istar = int(empty[0])
+        _cbcd.set_block(problem.D, R, xi, layers[xi], beta[xi], 0, 0.0, problem.gamma)
+        layers[xi] = 0
+        beta[xi] = 1.0 if mode == _cbcd.PLAIN else 0.0
+        full = int(problem.n_layers[istar])
+        _cbcd.set_block(problem.D, R, istar, 0, 0.0, full, 1.0, problem.gamma)
+        layers[istar] = full
+        beta[istar] = 1.0
+        sweeps = _cbcd.cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, scratch)
+        total_sweeps += abs(sweeps)
+        converged = converged and sweeps > 0
+        n_swaps += 1
+        obj = _cbcd.objective(R, layers, beta, problem.wcum, pen_scale, alpha2, mode)
+        if obj < best_obj - 1e-12 * abs(best_obj):
+            best_obj = obj
+            best = (layers.copy(), beta.copy(), R.copy())
+            fails = 0
+        else:
+            layers[:], beta[:], R[:] = best
+            fails += 1
+    layers, beta, R = best
+    # recompute from scratch so the reported objective carries no incremental rounding
+    R = _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma)
+    obj = _cbcd.objective(R, layers, beta, problem.wcum, pen_scale, alpha2, mode)
+    return Solution(layers, beta, float(obj), total_sweeps, n_swaps, history, converged)
+
+
+def ridge_polish(Q, target, gamma, alpha2):
+    """Closed-form minimiser of ``(1/m)||t - gamma Q b||^2 + alpha2 ||b||^2`` (problem 2, rho = 2)."""
+    m, s = Q.shape
+    if s == 0:
+        return np.zeros(0)
+    A = (gamma * gamma / m) * (Q.T @ Q) + alpha2 * np.eye(s)
+    b = (gamma / m) * (Q.T @ target)
+    return np.linalg.solve(A, b)
+
+
+def _l0_value(A, b, tt, beta, alpha2):
+    return tt - 2.0 * b @ beta + beta @ A @ beta + alpha2 * np.count_nonzero(beta)
+
+
+def best_subset_polish(Q, target, gamma, alpha2, beta0=None, max_iter=1000):
+    """Problem 2 with rho = 0: ``(1/m)||t - gamma Q b||^2 + alpha2 ||b||_0``.
+
+    Iterative hard thresholding (step 1/L) from ``beta0`` (ones by default), then exact coordinate
+    descent until no single coefficient changes (a coordinate-wise minimum), each step a descent.
+    """
+    m, s = Q.shape
+    if s == 0:
+        return np.zeros(0)
+    A = (gamma * gamma / m) * (Q.T @ Q)
+    b = (gamma / m) * (Q.T @ target)
+    tt = float(target @ target) / m
+    beta = np.ones(s) if beta0 is None else np.array(beta0, dtype=np.float64)
+    lip = 2.0 * float(np.linalg.eigvalsh(A)[-1])
+    if lip > 0:
+        thresh = np.sqrt(2.0 * alpha2 / lip)
+        value = _l0_value(A, b, tt, beta, alpha2)
+        for _ in range(max_iter):
+            u = beta - (2.0 / lip) * (A @ beta - b)
+            new = np.where(np.abs(u) > thresh, u, 0.0)
+            new_value = _l0_value(A, b, tt, new, alpha2)
+            if new_value > value - 1e-15 * max(1.0, abs(value)):
+                if new_value <= value:
+                    beta = new
+                break
+            beta, value = new, new_value
+    # exact coordinate descent on the L0 problem
+    grad_part = A @ beta
+    for _ in range(max_iter):
+        changed = False
+        for j in range(s):
+            ajj = A[j, j]
+            if ajj <= 0:
+                continue
+            rho = b[j] - (grad_part[j] - ajj * beta[j])
+            cand = rho / ajj
+            # keeping j lowers the loss by ajj*cand^2 and costs alpha2
+            new = cand if ajj * cand * cand > alpha2 else 0.0
+            if new != beta[j]:
+                old_val = -2 * rho * beta[j] + ajj * beta[j] ** 2 + (alpha2 if beta[j] != 0 else 0.0)
+                new_val = -2 * rho * new + ajj * new**2 + (alpha2 if new != 0 else 0.0)
+                if new_val < old_val - 1e-14 * max(1.0, abs(old_val)):
+                    grad_part += A[:, j] * (new - beta[j])
+                    beta[j] = new
+                    changed = True
+        if not changed:
+            break
+    return beta
+
+
+def _check_local_search(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return _DEFAULT_PATIENCE if value else 0
+    return check_int(value, "local_search", minimum=0)
+
+
+def select_path_model(path: pd.DataFrame, tolerance: float = 0.01, error: str | None = None) -> int:
+    """Index of the smallest model (fewest nodes) whose error is within ``tolerance`` of the full model's.
+
+    ``tolerance`` is the paper's phi: a row qualifies when its error is at most ``(1 + phi)`` times
+    the full ensemble's error (``path.attrs["full_<error>"]``). ``error`` defaults to
+    ``"val_error"`` when the path has it, else ``"train_error"``. Falls back to the lowest error.
+    """
+    tolerance = check_nonnegative(tolerance, "tolerance")
+    if error is None:
+        error = "val_error" if "val_error" in path and path["val_error"].notna().all() else "train_error"
+    full = path.attrs.get(f"full_{error}")
+    if full is None:
+        raise ValueError(f"path has no full-model reference for {error!r}")
+    ok = path[path[error] <= (1.0 + tolerance) * full]
+    if ok.empty:
+        return int(path[error].idxmin())
+    return int(ok.sort_values(["n_nodes", error], kind="stable").index[0])
+
+
+class ForestPrune(RegressorMixin, BaseEstimator):
+    """Prune depth layers from the trees of an ensemble (ForestPrune, problem 1 of the paper).
+
+    Parameters
+    ----------
+    estimator : fitted RandomForestRegressor, ExtraTreesRegressor or GradientBoostingRegressor, or None
+        The ensemble to prune (used as is, not refitted). None fits
+        ``RandomForestRegressor(n_estimators, max_depth, random_state)`` on the data given to ``fit``.
+    alpha : float, default=1.0
+        Regularisation strength (>= 0) of the layer penalty ``(alpha/K) sum_i ||W_i z_i||_1``; its
+        scale is relative to the variance of ``y`` (the paper standardises ``y``).
+    weighting : {"node", "depth"}, default="node"
+        Layer weights: number of nodes of the layer (root layer included), or 1 per existing layer.
+        ``K`` is their total.
+    polish : {None, "ridge", "best_subset"}, default=None
+        Re-weight the kept trees by problem 2 with ``rho = 2`` (closed form) or ``rho = 0``
+        (iterative hard thresholding then exact coordinate descent), penalty ``polish_alpha``.
+    polish_alpha : float, default=0.01
+        The ``alpha_2`` of problems 2 and 5.
+    max_trees : int or None, default=None
+        At most this many trees may be kept (a cardinality constraint inside CBCD).
+    joint : bool, default=False
+        Optimise pruning and polishing together (problem 5); needs ``polish``.
+    local_search : bool or int, default=True
+        Run the paper's swap local search after CBCD; an integer sets how many consecutive
+        non-improving swaps end it (True means 5).
+    n_estimators, max_depth : int, default=100, 6
+        Size of the random forest fitted when ``estimator`` is None.
+    random_state : int, RandomState or None
+        Seeds the local search (and the forest fitted when ``estimator`` is None).
+
+    Attributes
+    ----------
+    estimator_ : the ensemble that was pruned.
+    layers_ : ndarray of int, layers kept per tree (0 removes the tree; depth kept is layers - 1).
+    coef_ : ndarray, tree weights beta (1 for kept trees without polishing, 0 for removed trees).
+    objective_ : float, problem (1) (problem (5) when ``joint``) at the pruning solution.
+    n_trees_, n_nodes_ : size of the pruned model.
+    n_sweeps_, n_swaps_, history_ : CBCD sweeps, local-search swaps, objective after each sweep
+        of the first CBCD run.
+    status_ : "converged" or "max_sweeps".
+    path_ : DataFrame of the last ``path`` / ``fit_path`` call.
+    """
+
+    def __init__(self, estimator=None, alpha=1.0, weighting="node", polish=None, polish_alpha=0.01,
+                 max_trees=None, joint=False, local_search=True, n_estimators=100, max_depth=6,
+                 random_state=None):
+        self.estimator = estimator
+        self.alpha = alpha
+        self.weighting = weighting
+        self.polish = polish
+        self.polish_alpha = polish_alpha
+        self.max_trees = max_trees
+        self.joint = joint
+        self.local_search = local_search
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.random_state = random_state
+
+    # -- setup ----------------------------------------------------------------------------------
+    def _check_params(self):
+        alpha = check_nonnegative(self.alpha, "alpha")
+        check_option(self.weighting, "weighting", ("node", "depth"))
+        if self.polish not in _POLISH_OPTIONS:
+            raise ValueError(f"polish must be one of None, 'ridge', 'best_subset', got {self.polish!r}")
+        check_nonnegative(self.polish_alpha, "polish_alpha")
+        if self.max_trees is not None:
+            check_int(self.max_trees, "max_trees", minimum=1)
+        if not isinstance(self.joint, (bool, np.bool_)):
+            raise ValueError(f"joint must be True or False, got {self.joint!r}")
+        if self.joint and self.polish is None:
+            raise ValueError("joint=True optimises pruning and polishing together: set polish='ridge' or 'best_subset'")
+        patience = _check_local_search(self.local_search)
+        if self.estimator is None:
+            check_int(self.n_estimators, "n_estimators", minimum=1)
+            if self.max_depth is not None:
+                check_int(self.max_depth, "max_depth", minimum=1)
+        return alpha, patience
+
+    def _mode(self):
+        if not self.joint:
+            return _cbcd.PLAIN
+        return _cbcd.RIDGE if self.polish == "ridge" else _cbcd.SUBSET
+
+    def _setup(self, X, y):
+        X, y = validate_data(self, X, y, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        if self.estimator is None:
+            forest = RandomForestRegressor(
+                n_estimators=self.n_estimators, max_depth=self.max_depth, random_state=self.random_state
+            )
+            self.estimator_ = forest.fit(X, y)
+        else:
+            check_ensemble(self.estimator, X.shape[1])
+            self.estimator_ = self.estimator
+        self._tables = unpack_ensemble(self.estimator_)
+        self.gamma_ = self._tables.gamma
+        problem = build_problem(self._tables, X, y, self.weighting)
+        self.K_ = problem.K
+        return X, y, problem
+
+    def _seed(self):
+        rs = self.random_state
+        if isinstance(rs, np.random.RandomState):
+            return rs.randint(np.iinfo(np.int32).max)
+        return rs
+
+    # -- fitting --------------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Solve problem (1) (or 5) for ``alpha`` on ``X``, ``y``, then polish if asked."""
+        alpha, patience = self._check_params()
+        X, y, problem = self._setup(X, y)
+        sol = solve(problem, alpha, self._mode(), float(self.polish_alpha), self.max_trees, patience,
+                    np.random.default_rng(self._seed()))
+        self._install(problem, sol)
+        return self
+
+    def _install(self, problem: PruningProblem, sol: Solution):
+        layers = sol.layers.copy()
+        beta = np.where(layers > 0, sol.beta, 0.0)
+        if not self.joint and self.polish is not None:
+            idx = np.flatnonzero(layers > 0)
+            Q = _cbcd.stack_truncated(problem.D, layers, idx)
+            if self.polish == "ridge":
+                coef = ridge_polish(Q, problem.target, problem.gamma, float(self.polish_alpha))
+            else:
+                coef = best_subset_polish(Q, problem.target, problem.gamma, float(self.polish_alpha))
+            beta = np.zeros(problem.n_trees)
+            beta[idx] = coef
+        layers[beta == 0] = 0
+        self.layers_ = layers
+        self.coef_ = beta
+        self.objective_ = sol.objective
+        self.n_sweeps_ = sol.n_sweeps
+        self.n_swaps_ = sol.n_swaps
+        self.history_ = sol.history
+        self.status_ = "converged" if sol.converged else "max_sweeps"
+        kept = np.flatnonzero(layers > 0)
+        self.n_trees_ = int(kept.size)
+        self.n_nodes_ = int(sum(problem.ncum[i, layers[i]] for i in kept))
+        self._node_predictions = {
+            int(i): truncated_node_values(self._tables, int(i), int(layers[i])) for i in kept
+        }
+
+    # -- prediction -----------------------------------------------------------------------------
+    def predict(self, X):
+        """Predictions of the pruned (and polished) ensemble."""
+        check_is_fitted(self, "layers_")
+        X = validate_data(self, X, reset=False)
+        pred = ensemble_offset(self._tables, X)
+        kept = list(self._node_predictions)
+        if kept:
+            leaves = ensemble_leaves(self._tables, X, kept)
+            for row, i in enumerate(kept):
+                pred += (self.gamma_ * self.coef_[i]) * self._node_predictions[i][leaves[row]]
+        return pred
+
+    # -- regularization path --------------------------------------------------------------------
+    def path(self, X, y, alphas=None, X_val=None, y_val=None):
+        """Warm-started regularization path (paper Section 3.2), largest alpha first.
+
+        Returns a DataFrame with one row per alpha: ``alpha, objective, n_trees, n_nodes,
+        depth_hist`` (trees per number of layers kept, index 0 = removed), ``train_error`` and
+        ``val_error`` (mean squared errors; NaN without validation data), ``n_sweeps`` and
+        ``layers``. ``attrs`` holds the full ensemble's errors. Default alphas: 50 values
+        geometrically spaced from the smallest alpha that empties the ensemble down to 1e-4 of it.
+        """
+        _, patience = self._check_params()
+        X, y, problem = self._setup(X, y)
+        if alphas is None:
+            amax = _cbcd.alpha_max(problem.D, problem.PP, problem.wcum, problem.n_layers, problem.target,
+                                   problem.gamma, problem.K)
+            amax = amax if amax > 0 else 1.0
+            alphas = np.geomspace(amax, amax * 1e-4, 50)
+        alphas = np.sort(check_array_1d(alphas, "alphas"))[::-1]
+        if np.any(alphas < 0):
+            raise ValueError("alphas must be >= 0")
+        val = None
+        if (X_val is None) != (y_val is None):
+            raise ValueError("pass both X_val and y_val, or neither")
+        if X_val is not None:
+            X_val = validate_data(self, X_val, reset=False)
+            y_val = check_array_1d(y_val, "y_val")
+            check_same_length(("X_val", X_val), ("y_val", y_val))
+            D_val = depth_difference_matrices(self._tables, X_val)
+            val = (D_val, y_val - ensemble_offset(self._tables, X_val))
+        mode = self._mode()
+        rng = np.random.default_rng(self._seed())
+        n = problem.n_trees
+        layers = np.zeros(n, dtype=np.int64)
+        beta = np.ones(n) if mode == _cbcd.PLAIN else np.zeros(n)
+        rows = []
+        for a in alphas:
+            sol = solve(problem, float(a), mode, float(self.polish_alpha), self.max_trees, patience, rng,
+                        layers, beta)
+            layers, beta = sol.layers, sol.beta
+            rows.append(self._path_row(problem, sol, float(a), val))
+        df = pd.DataFrame(rows)
+        full = problem.n_layers.copy()
+        ones = np.ones(n)
+        df.attrs["full_train_error"] = self._mse(problem.D, problem.target, full, ones)
+        if val is not None:
+            df.attrs["full_val_error"] = self._mse(val[0], val[1], full, ones)
+        df.attrs["full_n_nodes"] = int(problem.ncum[np.arange(n), full].sum())
+        self.path_ = df
+        self._path_problem = problem
+        return df
+
+    def _mse(self, D, target, layers, beta):
+        R = _cbcd.residual(D, target, layers, beta, self.gamma_)
+        return float(R @ R / R.shape[0])
+
+    def _path_row(self, problem, sol, alpha, val):
+        layers = sol.layers
+        beta = np.where(layers > 0, sol.beta, 0.0)
+        kept = layers > 0
+        return {
+            "alpha": alpha,
+            "objective": sol.objective,
+            "n_trees": int(kept.sum()),
+            "n_nodes": int(problem.ncum[np.arange(problem.n_trees), layers].sum()),
+            "depth_hist": np.bincount(layers, minlength=problem.tables.max_layers + 1),
+            "train_error": self._mse(problem.D, problem.target, layers, beta),
+            "val_error": np.nan if val is None else self._mse(val[0], val[1], layers, beta),
+            "n_sweeps": sol.n_sweeps,
+            "layers": layers.copy(),
+            "beta": beta.copy(),
+        }
+
+    def fit_path(self, X, y, X_val=None, y_val=None, alphas=None, tolerance=0.01):
+        """Compute the path, keep the smallest model within ``tolerance`` (phi) of the full model.
+
+        The error compared is the validation error when ``X_val``/``y_val`` are given, else the
+        training error. Polishing (if set) is applied to the selected point. Returns ``self``.
+        """
+        df = self.path(X, y, alphas=alphas, X_val=X_val, y_val=y_val)
+        idx = select_path_model(df, tolerance)
+        row = df.loc[idx]
+        self.alpha_ = float(row["alpha"])
+        sol = Solution(row["layers"].copy(), row["beta"].copy(), float(row["objective"]),
+                       int(row["n_sweeps"]), 0, np.array([]), True)
+        self._install(self._path_problem, sol)
+        del self._path_problem
+        return self
+
+    def plot_path(self, x="n_nodes", ax=None):
+        """Plot the last path's training (and validation) error against model size."""
+        check_is_fitted(self, "path_")
+        from ..plotting import plot_forestprune_path
+
+        return plot_forestprune_path(self.path_, x=x, ax=ax)
+
+    # -- export ---------------------------------------------------------------------------------
+    def export_trees(self, feature_names=None) -> pd.DataFrame:
+        """The kept trees as a node table (truncated at their kept depth).
+
+        Columns: ``tree, node, depth, feature, threshold, left, right, value, weight``; a node
+        at the kept depth is a leaf (``left = right = -1``, ``feature`` None) whose value is its mean.
+        """
+        check_is_fitted(self, "layers_")
+        names = feature_names
+        if names is None:
+            names = getattr(self, "feature_names_in_", None)
+        if names is None:
+            names = [f"x{j}" for j in range(self.n_features_in_)]
+        t = self._tables
+        rows = []
+        for i in self._node_predictions:
+            start, stop = t.node_offset[i], t.node_offset[i + 1]
+            k = int(self.layers_[i])
+            for node in range(stop - start):
+                g = start + node
+                depth = int(t.depth[g])
+                if depth >= k:
+                    continue
+                leaf = t.left[g] < 0 or depth == k - 1
+                rows.append({
+                    "tree": int(i), "node": node, "depth": depth,
+                    "feature": None if leaf else names[int(t.feature[g])],
+                    "threshold": np.nan if leaf else float(t.threshold[g]),
+                    "left": -1 if leaf else int(t.left[g]), "right": -1 if leaf else int(t.right[g]),
+                    "value": float(t.value[g]), "weight": float(self.gamma_ * self.coef_[i]),
+                })
+        return pd.DataFrame(rows, columns=["tree", "node", "depth", "feature", "threshold", "left", "right",
+                                           "value", "weight"])
+
+    def export_text(self, feature_names=None, decimals=3) -> str:
+        """Readable text of the kept trees: ``prediction = offset + sum weight * tree(x)``."""
+        nodes = self.export_trees(feature_names)
+        lines = []
+        for tree, tab in nodes.groupby("tree", sort=True):
+            tab = tab.set_index("node")
+            lines.append(f"tree {tree} (weight {tab['weight'].iloc[0]:.{decimals}g}, "
+                         f"{int(self.layers_[tree]) - 1} splits deep):")
+
+            def walk(node, indent):
+                r = tab.loc[node]
+                pad = "    " * indent
+                if r["left"] < 0:
+                    lines.append(f"{pad}value {r['value']:.{decimals}g}")
+                    return
+                lines.append(f"{pad}if {r['feature']} <= {r['threshold']:.{decimals}g}:")
+                walk(int(r["left"]), indent + 1)
+                lines.append(f"{pad}else:")
+                walk(int(r["right"]), indent + 1)
+
+            walk(0, 1)
+        return "\n".join(lines)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags
