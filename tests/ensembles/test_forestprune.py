@@ -1,0 +1,309 @@
+"""ForestPrune: depth-difference matrices, CBCD against brute force, estimator contract."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_friedman1
+from sklearn.ensemble import ExtraTreesRegressor, GradientBoostingRegressor, RandomForestRegressor
+from sklearn.linear_model import LinearRegression
+from sklearn.tree import DecisionTreeRegressor
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from parsimony.ensembles import ForestPrune
+from parsimony.ensembles import _cbcd
+from parsimony.ensembles._depth_matrices import depth_difference_matrices, ensemble_offset, unpack_ensemble
+from parsimony.ensembles.forestprune import build_problem, solve
+
+
+def _data(n=120, seed=0):
+    X, y = make_friedman1(n_samples=n, n_features=6, noise=1.0, random_state=seed)
+    return X, (y - y.mean()) / y.std()
+
+
+def _ensembles(X, y):
+    return {
+        "rf": RandomForestRegressor(n_estimators=7, max_depth=4, random_state=0).fit(X, y),
+        "rf_deep": RandomForestRegressor(n_estimators=5, max_depth=None, random_state=1).fit(X[:50], y[:50]),
+        "et": ExtraTreesRegressor(n_estimators=6, max_depth=5, random_state=0).fit(X, y),
+        "gbr": GradientBoostingRegressor(n_estimators=9, max_depth=3, learning_rate=0.3, subsample=0.7,
+                                         random_state=0).fit(X, y),
+        "gbr_zero": GradientBoostingRegressor(n_estimators=4, max_depth=2, init="zero", random_state=0).fit(X, y),
+    }
+
+
+def _trees_and_gamma(est):
+    if isinstance(est, GradientBoostingRegressor):
+        return [e.tree_ for e in est.estimators_.ravel()], est.learning_rate
+    return [e.tree_ for e in est.estimators_], 1.0 / len(est.estimators_)
+
+
+def _walk_truncated(tree, X, layers):
+    """Prediction of ``tree`` cut to ``layers`` layers, by walking each row (independent oracle)."""
+    X32 = X.astype(np.float32)
+    out = np.zeros(len(X))
+    if layers == 0:
+        return out
+    for j, x in enumerate(X32):
+        node, depth = 0, 0
+        while tree.children_left[node] != -1 and depth < layers - 1:
+            node = tree.children_left[node] if x[tree.feature[node]] <= tree.threshold[node] else tree.children_right[node]
+            depth += 1
+        out[j] = tree.value[node, 0, 0]
+    return out
+
+
+def _node_depths(tree):
+    depth = np.zeros(tree.node_count, dtype=int)
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        for child in (tree.children_left[node], tree.children_right[node]):
+            if child != -1:
+                depth[child] = depth[node] + 1
+                stack.append(child)
+    return depth
+
+
+@pytest.mark.parametrize("name", ["rf", "rf_deep", "et", "gbr", "gbr_zero"])
+def test_depth_matrices_reproduce_truncated_and_full_predictions(name):
+    X, y = _data()
+    est = _ensembles(X, y)[name]
+    tables = unpack_ensemble(est)
+    Xq = _data(40, seed=3)[0]  # rows the trees were not fitted on
+    D = depth_difference_matrices(tables, Xq)
+    trees, gamma = _trees_and_gamma(est)
+    assert tables.gamma == gamma
+    offset = ensemble_offset(tables, Xq)
+    full = offset + gamma * D.sum(axis=(0, 1))
+    np.testing.assert_allclose(full, est.predict(Xq), rtol=0, atol=1e-10)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        layers = np.array([rng.integers(0, t.max_depth + 2) for t in trees])
+        expected = sum(_walk_truncated(t, Xq, k) for t, k in zip(trees, layers))
+        got = sum(D[i, :k].sum(axis=0) for i, k in enumerate(layers))
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-10)
+    # node weights: nodes per layer, root included
+    for i, t in enumerate(trees):
+        counts = np.bincount(_node_depths(t), minlength=tables.max_layers)
+        np.testing.assert_array_equal(tables.layer_nodes[i], counts)
+        assert tables.n_layers[i] == t.max_depth + 1
+
+
+def _brute_objective(problem, layers, beta, alpha, alpha2=0.0, mode=_cbcd.PLAIN):
+    pred = np.zeros_like(problem.target)
+    for i, k in enumerate(layers):
+        if k:
+            pred += problem.gamma * beta[i] * problem.D[i, :k].sum(axis=0)
+    loss = np.mean((problem.target - pred) ** 2)
+    pen = alpha / problem.K * sum(problem.wcum[i, k] for i, k in enumerate(layers))
+    kept = np.asarray(layers) > 0
+    if mode == _cbcd.RIDGE:
+        pen += alpha2 * np.sum(np.asarray(beta)[kept] ** 2)
+    elif mode == _cbcd.SUBSET:
+        pen += alpha2 * np.count_nonzero(np.asarray(beta)[kept])
+    return loss + pen
+
+
+def _best_beta(problem, layers, beta, i, k, alpha2, mode):
+    """Brute-force optimal beta_i for tree i cut to k layers, others fixed (least squares)."""
+    if k == 0:
+        return 0.0
+    others = [(j, layers[j], beta[j]) for j in range(len(layers)) if j != i]
+    r = problem.target - sum(problem.gamma * b * problem.D[j, :kk].sum(0) for j, kk, b in others if kk)
+    q = problem.gamma * problem.D[i, :k].sum(0)
+    m = len(r)
+    if mode == _cbcd.RIDGE:
+        A = np.concatenate([q[:, None], [[np.sqrt(m * alpha2)]]])
+        return float(np.linalg.lstsq(A, np.concatenate([r, [0.0]]), rcond=None)[0][0])
+    return float(np.linalg.lstsq(q[:, None], r, rcond=None)[0][0]) if q @ q > 0 else 1.0
+
+
+@pytest.mark.parametrize("mode", [_cbcd.PLAIN, _cbcd.RIDGE, _cbcd.SUBSET])
+@pytest.mark.parametrize("weighting", ["node", "depth"])
+def test_block_update_equals_brute_force(mode, weighting):
+    X, y = _data()
+    est = _ensembles(X, y)["rf_deep"] if weighting == "depth" else _ensembles(X, y)["gbr"]
+    problem = build_problem(unpack_ensemble(est), X, y, weighting)
+    rng = np.random.default_rng(1)
+    alpha, alpha2 = 0.3, 0.01
+    L = problem.D.shape[1]
+    for trial in range(12):
+        layers = np.array([rng.integers(0, k + 1) for k in problem.n_layers], dtype=np.int64)
+        beta = np.ones(problem.n_trees) if mode == _cbcd.PLAIN else np.where(layers > 0, rng.uniform(0.2, 2, problem.n_trees), 0.0)
+        i = int(rng.integers(problem.n_trees))
+        R = _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma)
+        cands = []
+        for k in range(problem.n_layers[i] + 1):
+            lay, bet = layers.copy(), beta.copy()
+            lay[i] = k
+            if mode != _cbcd.PLAIN:
+                bet[i] = _best_beta(problem, layers, beta, i, k, alpha2, mode)
+                if mode == _cbcd.SUBSET and k > 0:  # beta = 0 is the k = 0 candidate
+                    pass
+            cands.append(_brute_objective(problem, lay, bet, alpha, alpha2, mode))
+        before = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
+        _cbcd.block_update(i, problem.D, problem.G, problem.PP, problem.wcum, problem.n_layers, R, R @ R,
+                           layers, beta, problem.gamma, alpha / problem.K, alpha2, mode, 0,
+                           int(np.count_nonzero(layers)), np.empty(L), np.empty(L + 1))
+        after = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
+        assert after == pytest.approx(min(min(cands), before), abs=1e-10), trial
+        np.testing.assert_allclose(R, _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma),
+                                   atol=1e-12)
+
+
+@pytest.fixture(scope="module")
+def small_problem():
+    X, y = _data(150)
+    rf = RandomForestRegressor(n_estimators=25, max_depth=5, random_state=0).fit(X, y)
+    return X, y, rf, build_problem(unpack_ensemble(rf), X, y, "node")
+
+
+@pytest.mark.parametrize("mode", [_cbcd.PLAIN, _cbcd.RIDGE, _cbcd.SUBSET])
+def test_objective_never_increases_across_sweeps(small_problem, mode):
+    problem = small_problem[3]
+    for alpha in (0.05, 0.5, 2.0):
+        sol = solve(problem, alpha, mode, 0.01, patience=0)
+        assert sol.converged and len(sol.history) >= 2
+        assert np.all(np.diff(sol.history) <= 1e-12 * abs(sol.history[0]))
+        assert sol.objective == pytest.approx(sol.history[-1], abs=1e-12)
+
+
+@pytest.mark.parametrize("joint", [False, True])
+@pytest.mark.parametrize("alpha", [0.1, 1.0, 5.0])
+def test_returned_point_is_blockwise_optimal(small_problem, alpha, joint):
+    X, y, rf, problem = small_problem
+    fp = ForestPrune(rf, alpha=alpha, joint=joint, polish="ridge" if joint else None, random_state=0).fit(X, y)
+    mode = _cbcd.RIDGE if joint else _cbcd.PLAIN
+    layers = fp.layers_
+    beta = fp.coef_ if joint else np.ones(problem.n_trees)
+    obj = _brute_objective(problem, layers, beta, alpha, 0.01, mode)
+    assert fp.objective_ == pytest.approx(obj, abs=1e-10)
+    for i in range(problem.n_trees):
+        for k in range(problem.n_layers[i] + 1):
+            lay, bet = layers.copy(), beta.copy()
+            lay[i] = k
+            if joint:
+                bet[i] = _best_beta(problem, layers, beta, i, k, 0.01, mode)
+            assert _brute_objective(problem, lay, bet, alpha, 0.01, mode) >= obj - 1e-10
+    # the prediction comes from the truncated trees
+    pred = sum(problem.gamma * beta[i] * problem.D[i, :k].sum(0) for i, k in enumerate(layers) if k)
+    np.testing.assert_allclose(fp.predict(X), pred, atol=1e-10)
+    assert fp.n_trees_ == np.count_nonzero(layers)
+    assert fp.n_nodes_ == sum(problem.ncum[i, k] for i, k in enumerate(layers))
+
+
+def test_local_search_only_improves_and_is_reproducible(small_problem):
+    X, y, rf, _ = small_problem
+    for alpha in (0.5, 3.0):
+        plain = ForestPrune(rf, alpha=alpha, local_search=False).fit(X, y)
+        a = ForestPrune(rf, alpha=alpha, local_search=10, random_state=3).fit(X, y)
+        b = ForestPrune(rf, alpha=alpha, local_search=10, random_state=3).fit(X, y)
+        assert a.objective_ <= plain.objective_ + 1e-12
+        assert a.objective_ == b.objective_
+        np.testing.assert_array_equal(a.layers_, b.layers_)
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    fa = ForestPrune(alpha=1.0, n_estimators=6, max_depth=3, random_state=5).fit(X, y)
+    fb = ForestPrune(alpha=1.0, n_estimators=6, max_depth=3, random_state=5).fit(X, y)
+    np.testing.assert_array_equal(fa.predict(X), fb.predict(X))
+
+
+def test_alpha_limits_and_max_trees(small_problem):
+    X, y, rf, problem = small_problem
+    full = ForestPrune(rf, alpha=0.0, local_search=False).fit(X, y)
+    assert full.objective_ <= np.mean((y - rf.predict(X)) ** 2) + 1e-12
+    amax = _cbcd.alpha_max(problem.D, problem.PP, problem.wcum, problem.n_layers, problem.target,
+                           problem.gamma, problem.K)
+    assert ForestPrune(rf, alpha=amax * 1.001).fit(X, y).n_trees_ == 0
+    assert ForestPrune(rf, alpha=amax * 0.99).fit(X, y).n_trees_ > 0
+    capped = ForestPrune(rf, alpha=0.05, max_trees=3, random_state=0).fit(X, y)
+    assert 0 < capped.n_trees_ <= 3
+
+
+def test_depth_weighting_penalises_layers(small_problem):
+    X, y, rf, problem = small_problem
+    fp = ForestPrune(rf, alpha=2.0, weighting="depth", random_state=0).fit(X, y)
+    dp = build_problem(unpack_ensemble(rf), X, y, "depth")
+    assert dp.K == problem.n_layers.sum()
+    assert fp.objective_ == pytest.approx(_brute_objective(dp, fp.layers_, np.ones(dp.n_trees), 2.0), abs=1e-10)
+
+
+def test_path_and_selection(small_problem):
+    X, y, rf, _ = small_problem
+    Xv, yv = _data(80, seed=9)
+    fp = ForestPrune(rf, random_state=0)
+    df = fp.path(X, y, X_val=Xv, y_val=yv)
+    assert len(df) == 50 and df["alpha"].is_monotonic_decreasing
+    assert df["n_trees"].iloc[0] == 0
+    assert (df["depth_hist"].apply(sum) == rf.n_estimators).all()
+    assert df["n_nodes"].iloc[-1] > df["n_nodes"].iloc[0]
+    # each path point is a CBCD fixed point with the objective it reports
+    problem = build_problem(unpack_ensemble(rf), X, y, "node")
+    for _, row in df.iloc[::10].iterrows():
+        assert row["objective"] == pytest.approx(
+            _brute_objective(problem, row["layers"], np.ones(rf.n_estimators), row["alpha"]), abs=1e-10)
+    fp.fit_path(X, y, Xv, yv, tolerance=0.05)
+    chosen_err = np.mean((fp.predict(Xv) - yv) ** 2)
+    assert chosen_err <= 1.05 * df.attrs["full_val_error"] + 1e-12
+    ok = df[df["val_error"] <= 1.05 * df.attrs["full_val_error"]]
+    assert fp.n_nodes_ == ok["n_nodes"].min()
+
+
+def test_export_matches_predictions(small_problem):
+    X, y, rf, _ = small_problem
+    fp = ForestPrune(rf, alpha=3.0, random_state=0).fit(X, y)
+    nodes = fp.export_trees()
+    names = [f"x{j}" for j in range(X.shape[1])]
+    pred = np.zeros(len(X))
+    for _, tab in nodes.groupby("tree"):
+        tab = tab.set_index("node")
+        for j, x in enumerate(X.astype(np.float32)):
+            node = 0
+            while tab.loc[node, "left"] >= 0:
+                f = names.index(tab.loc[node, "feature"])
+                node = tab.loc[node, "left"] if x[f] <= tab.loc[node, "threshold"] else tab.loc[node, "right"]
+            pred[j] += tab.loc[node, "weight"] * tab.loc[node, "value"]
+    np.testing.assert_allclose(pred, fp.predict(X), atol=1e-10)
+    assert len(nodes) == fp.n_nodes_
+    assert "if x" in fp.export_text()
+
+
+def test_bad_input():
+    X, y = _data(60)
+    rf = RandomForestRegressor(n_estimators=3, max_depth=2, random_state=0)
+    with pytest.raises(ValueError, match="not fitted"):
+        ForestPrune(rf).fit(X, y)
+    for bad in (LinearRegression().fit(X, y), DecisionTreeRegressor().fit(X, y)):
+        with pytest.raises(ValueError, match="RandomForestRegressor, ExtraTreesRegressor"):
+            ForestPrune(bad).fit(X, y)
+    rf.fit(X, y)
+    with pytest.raises(ValueError, match="alpha"):
+        ForestPrune(rf, alpha=-1).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        ForestPrune(rf).fit(X[:, :4], y)
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ForestPrune(rf).fit(Xn, y)
+    yn = y.copy()
+    yn[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        ForestPrune(rf).fit(X, yn)
+    fp = ForestPrune(rf, alpha=0.1).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        fp.predict(X[:, :5])
+    with pytest.raises(ValueError, match="NaN"):
+        fp.predict(Xn)
+    with pytest.raises(ValueError, match="weighting"):
+        ForestPrune(rf, weighting="leaf").fit(X, y)
+    with pytest.raises(ValueError, match="polish"):
+        ForestPrune(rf, polish="lasso").fit(X, y)
+    with pytest.raises(ValueError, match="joint"):
+        ForestPrune(rf, joint=True).fit(X, y)
+    with pytest.raises(ValueError, match="alphas"):
+        ForestPrune(rf).path(X, y, alphas=[1.0, -0.5])
+
+
+@parametrize_with_checks([ForestPrune(n_estimators=4, max_depth=3, alpha=0.1, random_state=0)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
