@@ -1,0 +1,150 @@
+"""Optimal 1-D clustering by dynamic programming: the k-Means / k-median lower bounds of OSRT.
+
+Points are sorted, so an optimal clustering uses contiguous runs (for squared error and for
+absolute error alike). Row ``k`` of the table holds, for every prefix of the points, the
+cheapest way to cut it into ``k`` runs; the optimal cut point is monotone in the prefix end
+(quadrangle inequality), so each row is filled by divide and conquer in O(n log n).
+Rows are added one at a time and the search stops by convexity (Theorem 3.7 of the paper):
+once one more cluster saves less than the penalty ``lam``, more clusters never pay.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+
+
+@njit
+def _sq_cost(pw, pm, pq, a, b):
+    """Weighted squared error of points ``a..b`` (inclusive) about their weighted mean."""
+    w = pw[b + 1] - pw[a]
+    if w <= 0.0:
+        return 0.0
+    s = pm[b + 1] - pm[a]
+    c = (pq[b + 1] - pq[a]) - s * s / w
+    return c if c > 0.0 else 0.0
+
+
+@njit
+def _abs_cost(py, a, b, values):
+    """Absolute error of sorted points ``a..b`` (inclusive) about their median."""
+    mid = (a + b) // 2
+    med = values[mid]
+    left = med * (mid - a + 1) - (py[mid + 1] - py[a])
+    right = (py[b + 1] - py[mid + 1]) - med * (b - mid)
+    c = left + right
+    return c if c > 0.0 else 0.0
+
+
+@njit
+def _cost(kind, pw, pm, pq, values, a, b):
+    if kind == 0:
+        return _sq_cost(pw, pm, pq, a, b)
+    return _abs_cost(pm, a, b, values)
+
+
+@njit
+def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack):
+    """Fill ``cur[b]`` = best cost of points 0..b in ``k`` clusters from row ``prev`` (k-1)."""
+    # divide and conquer over b in [k-1, n-1] with the optimal start a in [k-1, b]
+    top = 0
+    stack[0, 0] = k - 1
+    stack[0, 1] = n - 1
+    stack[0, 2] = k - 1
+    stack[0, 3] = n - 1
+    top = 1
+    while top > 0:
+        top -= 1
+        lo = stack[top, 0]
+        hi = stack[top, 1]
+        olo = stack[top, 2]
+        ohi = stack[top, 3]
+        if lo > hi:
+            continue
+        mid = (lo + hi) // 2
+        best = np.inf
+        arg = olo
+        last = ohi if ohi < mid else mid
+        for a in range(olo, last + 1):
+            c = prev[a - 1] + _cost(kind, pw, pm, pq, values, a, mid)
+            if c < best:
+                best = c
+                arg = a
+        cur[mid] = best
+        stack[top, 0] = lo
+        stack[top, 1] = mid - 1
+        stack[top, 2] = olo
+        stack[top, 3] = arg
+        top += 1
+        stack[top, 0] = mid + 1
+        stack[top, 1] = hi
+        stack[top, 2] = arg
+        stack[top, 3] = ohi
+        top += 1
+
+
+@njit
+def cluster_costs(kind, weights, values, max_clusters, lam, floor):
+    """Optimal 1-D clustering costs for 1, 2, ... clusters, stopped by convexity.
+
+    Parameters
+    ----------
+    kind : int
+        0 for weighted squared error (k-Means), 1 for absolute error (k-median, unit weights).
+    weights, values : ndarray
+        Points sorted by value, with their weights (ignored for ``kind=1``).
+    max_clusters : int
+        Largest number of clusters to try.
+    lam : float
+        Penalty per cluster; rows stop once a cluster saves no more than ``lam`` (convexity).
+    floor : float
+        Constant lower bound on the loss for every number of clusters (added through max).
+
+    Returns
+    -------
+    best : float
+        ``min_k max(cost_k, floor) + lam * k`` over the rows computed.
+    costs : ndarray
+        ``cost_k`` for k = 1 .. number of rows computed.
+    """
+    n = values.shape[0]
+    pw = np.zeros(n + 1)
+    pm = np.zeros(n + 1)
+    pq = np.zeros(n + 1)
+    for i in range(n):
+        if kind == 0:
+            pw[i + 1] = pw[i] + weights[i]
+            pm[i + 1] = pm[i] + weights[i] * values[i]
+            pq[i + 1] = pq[i] + weights[i] * values[i] * values[i]
+        else:
+            pm[i + 1] = pm[i] + values[i]
+    kmax = max_clusters if max_clusters < n else n
+    costs = np.empty(max(kmax, 1))
+    prev = np.empty(n)
+    cur = np.empty(n)
+    for b in range(n):
+        prev[b] = _cost(kind, pw, pm, pq, values, 0, b)
+    c1 = prev[n - 1]
+    costs[0] = c1
+    best = (c1 if c1 > floor else floor) + lam
+    rows = 1
+    stack = np.empty((64, 4), dtype=np.int64)
+    last = best
+    for k in range(2, kmax + 1):
+        for b in range(k - 1):
+            cur[b] = np.inf
+        _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack)
+        ck = cur[n - 1]
+        costs[k - 1] = ck
+        rows = k
+        obj = (ck if ck > floor else floor) + lam * k
+        if obj < best:
+            best = obj
+        if obj >= last:
+            break
+        last = obj
+        tmp = prev
+        prev = cur
+        cur = tmp
+    return best, costs[:rows]

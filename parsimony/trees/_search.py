@@ -1,0 +1,535 @@
+"""Dynamic programming with bounds for optimal sparse regression trees (numba kernels).
+
+A subproblem is a set of equivalence classes (rows with identical binary features), held as a
+bitset of ``uint64`` words, together with its remaining depth. Its optimum is
+
+    opt(S, d) = min( leaf(S),  min_j opt(S & ~F_j, d-1) + opt(S & F_j, d-1) )
+
+with ``leaf(S) = loss(S) + lam``. The search is a depth-first branch and bound with budgets: a
+subproblem is asked for a solution strictly below a budget and either returns its exact optimum
+or a proven lower bound at least the budget. Subproblems are memoised in an open-addressing
+hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Lower
+bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at
+``2**d`` leaves under a depth limit, and every bound proven by earlier searches. Features are
+tried in increasing order of the children's lower bounds, so the loop stops at the first
+feature whose bound reaches the budget (hierarchical bound and one-step lookahead).
+
+The kernel runs for a bounded number of node expansions and returns; the explicit stack makes
+it resumable, so the Python caller enforces time limits and grows the table between calls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+from ._kmeans import cluster_costs
+
+# kernel return codes
+DONE = 0
+PAUSED = 1
+NEED_SPACE = 2
+
+UNLIMITED = 1 << 30
+BOUND_NONE = 0
+BOUND_EQUIVALENT = 1
+BOUND_KMEANS = 2
+
+_M1 = np.uint64(0x9E3779B97F4A7C15)
+_M2 = np.uint64(0xBF58476D1CE4E5B9)
+_S1 = np.uint64(31)
+_S2 = np.uint64(29)
+_ONE = np.uint64(1)
+_ZERO = np.uint64(0)
+_FIFTY_EIGHT = np.uint64(58)
+_DEBRUIJN = np.uint64(0x03F79D71B4CB0A89)
+
+
+def _debruijn_index():
+    table = np.zeros(64, dtype=np.int64)
+    for i in range(64):
+        table[((1 << i) * 0x03F79D71B4CB0A89 & 0xFFFFFFFFFFFFFFFF) >> 58] = i
+    return table
+
+
+_DEBRUIJN_INDEX = _debruijn_index()
+
+
+@njit
+def _hash(words, d):
+    h = np.uint64(d) * _M1 + _ONE
+    for i in range(words.shape[0]):
+        h ^= words[i]
+        h *= _M2
+        h ^= h >> _S1
+    h *= _M1
+    h ^= h >> _S2
+    return h
+
+
+@njit
+def _find(keys, depth, words, d):
+    """Slot of ``(words, d)`` in the table, or of the empty slot where it would go."""
+    mask = np.uint64(depth.shape[0] - 1)
+    slot = np.int64(_hash(words, d) & mask)
+    nw = words.shape[0]
+    while True:
+        dd = depth[slot]
+        if dd == -1:
+            return slot
+        if dd == d:
+            same = True
+            for i in range(nw):
+                if keys[slot, i] != words[i]:
+                    same = False
+                    break
+            if same:
+                return slot
+        slot = (slot + 1) & (depth.shape[0] - 1)
+
+
+@njit
+def rehash(keys, depth, lb, val, feat, new_keys, new_depth, new_lb, new_val, new_feat):
+    """Move every entry of the old table into the (empty, larger) new one."""
+    for s in range(depth.shape[0]):
+        if depth[s] == -1:
+            continue
+        t = _find(new_keys, new_depth, keys[s], depth[s])
+        new_keys[t, :] = keys[s, :]
+        new_depth[t] = depth[s]
+        new_lb[t] = lb[s]
+        new_val[t] = val[s]
+        new_feat[t] = feat[s]
+
+
+@njit
+def lookup(keys, depth, words, d):
+    """Slot of ``(words, d)`` or -1 when absent."""
+    s = _find(keys, depth, words, d)
+    if depth[s] == -1:
+        return -1
+    return s
+
+
+@njit
+def _popcount(x):
+    c = 0
+    while x:
+        x &= x - _ONE
+        c += 1
+    return c
+
+
+@njit
+def _members(words, out):
+    """Write the class indices of a bitset (ascending) into ``out``; return how many."""
+    n = 0
+    for wi in range(words.shape[0]):
+        x = words[wi]
+        while x:
+            low = x & (~x + _ONE)
+            out[n] = wi * 64 + _DEBRUIJN_INDEX[np.int64((low * _DEBRUIJN) >> _FIFTY_EIGHT)]
+            n += 1
+            x ^= low
+    return n
+
+
+@njit
+def _is_empty(words):
+    for i in range(words.shape[0]):
+        if words[i] != _ZERO:
+            return False
+    return True
+
+
+@njit
+def _row_in(words, c):
+    return (words[c >> 6] >> np.uint64(c & 63)) & _ONE
+
+
+@njit
+def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, members):
+    """Normalised loss of one leaf holding the classes of ``words``.
+
+    Squared loss: sum of squares about the mean from per-class (count, sum, sum of squares)
+    of the scaled targets. Absolute loss: absolute deviations about the median, from the rows
+    sorted by target (``row_class``/``row_y``).
+    """
+    if loss_kind == 0:
+        n = _members(words, members)
+        w = 0.0
+        s = 0.0
+        q = 0.0
+        for t in range(n):
+            c = members[t]
+            w += cw[c]
+            s += cs[c]
+            q += cq[c]
+        if w <= 0.0:
+            return 0.0
+        v = q - s * s / w
+        return v if v > 0.0 else 0.0
+    # absolute loss: rows are sorted by target
+    cnt = 0
+    for r in range(row_y.shape[0]):
+        if _row_in(words, row_class[r]):
+            cnt += 1
+    if cnt == 0:
+        return 0.0
+    half = (cnt - 1) // 2
+    k = 0
+    med = 0.0
+    for r in range(row_y.shape[0]):
+        if _row_in(words, row_class[r]):
+            if k == half:
+                med = row_y[r]
+                break
+            k += 1
+    tot = 0.0
+    for r in range(row_y.shape[0]):
+        if _row_in(words, row_class[r]):
+            tot += abs(row_y[r] - med)
+    return tot
+
+
+@njit
+def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, members, buf_w, buf_v):
+    """Lower bound on ``opt(words, d)``: the (k-Means) equivalent-points bound."""
+    n = _members(words, members)
+    within = 0.0
+    for t in range(n):
+        within += cwithin[members[t]]
+    if bound_kind == BOUND_NONE:
+        return lam
+    if bound_kind == BOUND_EQUIVALENT or n <= 1:
+        return within + lam
+    kmax = n
+    if d < 30:
+        cap = 1 << d
+        if cap < kmax:
+            kmax = cap
+    if loss_kind == 0:
+        for t in range(n):
+            c = members[t]
+            buf_w[t] = cw[c]
+            buf_v[t] = cmean[c]
+        best, _ = cluster_costs(0, buf_w[:n], buf_v[:n], kmax, lam, 0.0)
+        return best + within
+    m = 0
+    for r in range(row_y.shape[0]):
+        if _row_in(words, row_class[r]):
+            buf_v[m] = row_y[r]
+            m += 1
+    best, _ = cluster_costs(1, buf_w[:m], buf_v[:m], kmax, lam, within)
+    return best
+
+
+@njit
+def search(
+    # problem
+    loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, row_class, row_y,
+    # table
+    keys, depth, lb, val, feat, counters,
+    # stack
+    st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1,
+    st_top, max_steps,
+):
+    """Run the search for at most ``max_steps`` node expansions.
+
+    ``counters``: [0] entries in the table, [1] expansions, [2] bounds computed, [3] capacity
+    limit for entries. ``st_top[0]`` is the stack height (0 when the root has returned) and
+    ``st_top[1]`` receives the value the root returned. Returns DONE, PAUSED or NEED_SPACE.
+    """
+    n_feat = fbits.shape[0]
+    n_classes = cw.shape[0]
+    nw = fbits.shape[1]
+    members = np.empty(n_classes, dtype=np.int64)
+    buf_n = max(n_classes, row_y.shape[0])
+    buf_w = np.empty(buf_n)
+    buf_v = np.empty(buf_n)
+    f_w = np.empty(n_feat)
+    f_s = np.empty(n_feat)
+    f_q = np.empty(n_feat)
+    child = np.empty(nw, dtype=np.uint64)
+    other = np.empty(nw, dtype=np.uint64)
+    cand_f = np.empty(n_feat, dtype=np.int64)
+    cand_key = np.empty(n_feat)
+    cand_s0 = np.empty(n_feat, dtype=np.int64)
+    cand_s1 = np.empty(n_feat, dtype=np.int64)
+    steps = 0
+    ret = 0.0
+    ret_exact = False
+    returning = False
+    top = st_top[0]
+    while top > 0:
+        f = top - 1
+        d = st_d[f]
+        words = st_words[f]
+        dc = d if unlimited else d - 1
+        if returning:
+            returning = False
+            v = ret
+            bound = st_best[f] if st_best[f] < st_ub[f] else st_ub[f]
+            p = st_pos[f]
+            if st_phase[f] == 0:
+                if not ret_exact or v + st_lb1[f, p] >= bound:
+                    st_pos[f] = p + 1
+                else:
+                    st_v0[f] = v
+                    st_phase[f] = 1
+                    j = st_order[f, p]
+                    for i in range(nw):
+                        st_words[top, i] = words[i] & fbits[j, i]
+                    st_d[top] = dc
+                    st_ub[top] = bound - v
+                    st_nf[top] = -1
+                    top += 1
+                    continue
+            else:
+                if ret_exact and st_v0[f] + v < bound:
+                    st_best[f] = st_v0[f] + v
+                    st_bestf[f] = st_order[f, p]
+                st_pos[f] = p + 1
+        elif st_nf[f] < 0:
+            # entering a subproblem
+            s = _find(keys, depth, words, d)
+            if depth[s] == -1:
+                # only the root arrives here unregistered
+                if counters[0] + 2 * n_feat + 2 > counters[3]:
+                    st_top[0] = top
+                    return NEED_SPACE
+                keys[s, :] = words
+                depth[s] = d
+                lb[s] = lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y,
+                                    members, buf_w, buf_v)
+                val[s] = np.inf
+                feat[s] = -2
+                counters[0] += 1
+                counters[2] += 1
+            if val[s] < np.inf:
+                ret = val[s]
+                ret_exact = True
+                returning = True
+                top -= 1
+                continue
+            if lb[s] >= st_ub[f]:
+                ret = lb[s]
+                ret_exact = False
+                returning = True
+                top -= 1
+                continue
+            if counters[0] + 2 * n_feat + 2 > counters[3]:
+                st_top[0] = top
+                return NEED_SPACE
+            if steps >= max_steps:
+                st_top[0] = top
+                return PAUSED
+            steps += 1
+            counters[1] += 1
+            leaf = leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, members) + lam
+            st_best[f] = leaf
+            st_bestf[f] = -1
+            if leaf <= lb[s] or d == 0:
+                val[s] = leaf
+                feat[s] = -1
+                ret = leaf
+                ret_exact = True
+                returning = True
+                top -= 1
+                continue
+            # children's bounds for every useful feature
+            nf = 0
+            if loss_kind == 0:
+                n = _members(words, members)
+                tw = 0.0
+                ts = 0.0
+                tq = 0.0
+                for j in range(n_feat):
+                    f_w[j] = 0.0
+                    f_s[j] = 0.0
+                    f_q[j] = 0.0
+                for t in range(n):
+                    c = members[t]
+                    tw += cw[c]
+                    ts += cs[c]
+                    tq += cq[c]
+                    for j in range(n_feat):
+                        if xc[c, j]:
+                            f_w[j] += cw[c]
+                            f_s[j] += cs[c]
+                            f_q[j] += cq[c]
+            for j in range(n_feat):
+                empty0 = True
+                empty1 = True
+                for i in range(nw):
+                    a = words[i] & fbits[j, i]
+                    b = words[i] & ~fbits[j, i]
+                    if a != _ZERO:
+                        empty1 = False
+                    if b != _ZERO:
+                        empty0 = False
+                if empty0 or empty1:
+                    continue
+                if dc == 0:
+                    # children are leaves: exact values
+                    if loss_kind == 0:
+                        w1 = f_w[j]
+                        w0 = tw - w1
+                        v1 = f_q[j] - f_s[j] * f_s[j] / w1
+                        s0 = ts - f_s[j]
+                        v0 = (tq - f_q[j]) - s0 * s0 / w0
+                        v1 = v1 if v1 > 0.0 else 0.0
+                        v0 = v0 if v0 > 0.0 else 0.0
+                    else:
+                        for i in range(nw):
+                            child[i] = words[i] & ~fbits[j, i]
+                            other[i] = words[i] & fbits[j, i]
+                        v0 = leaf_loss(loss_kind, child, cw, cs, cq, row_class, row_y, members)
+                        v1 = leaf_loss(loss_kind, other, cw, cs, cq, row_class, row_y, members)
+                    cand_f[nf] = j
+                    cand_key[nf] = v0 + v1 + 2.0 * lam
+                    cand_s0[nf] = -1
+                    cand_s1[nf] = -1
+                    nf += 1
+                    continue
+                lbs = 0.0
+                slots0 = 0
+                slots1 = 0
+                for side in range(2):
+                    for i in range(nw):
+                        if side == 0:
+                            child[i] = words[i] & ~fbits[j, i]
+                        else:
+                            child[i] = words[i] & fbits[j, i]
+                    t = _find(keys, depth, child, dc)
+                    if depth[t] == -1:
+                        keys[t, :] = child
+                        depth[t] = dc
+                        lb[t] = lower_bound(bound_kind, loss_kind, child, dc, lam, cw, cmean, cwithin, row_class,
+                                            row_y, members, buf_w, buf_v)
+                        val[t] = np.inf
+                        feat[t] = -2
+                        counters[0] += 1
+                        counters[2] += 1
+                    b = val[t] if val[t] < np.inf else lb[t]
+                    lbs += b
+                    if side == 0:
+                        slots0 = t
+                    else:
+                        slots1 = t
+                # skip a feature that splits exactly like an earlier one
+                dup = False
+                for e in range(nf):
+                    if (cand_s0[e] == slots0 and cand_s1[e] == slots1) or (cand_s0[e] == slots1 and cand_s1[e] == slots0):
+                        dup = True
+                        break
+                if dup:
+                    continue
+                cand_f[nf] = j
+                cand_key[nf] = lbs
+                cand_s0[nf] = slots0
+                cand_s1[nf] = slots1
+                nf += 1
+            # sort candidates by children's lower bound (insertion sort, stable)
+            for a in range(1, nf):
+                kf = cand_f[a]
+                kk = cand_key[a]
+                k0 = cand_s0[a]
+                k1 = cand_s1[a]
+                b = a - 1
+                while b >= 0 and cand_key[b] > kk:
+                    cand_f[b + 1] = cand_f[b]
+                    cand_key[b + 1] = cand_key[b]
+                    cand_s0[b + 1] = cand_s0[b]
+                    cand_s1[b + 1] = cand_s1[b]
+                    b -= 1
+                cand_f[b + 1] = kf
+                cand_key[b + 1] = kk
+                cand_s0[b + 1] = k0
+                cand_s1[b + 1] = k1
+            if dc == 0:
+                # depth one: every candidate value is exact, so the optimum is exact too
+                best = leaf
+                bestf = -1
+                if nf > 0 and cand_key[0] < leaf:
+                    best = cand_key[0]
+                    bestf = cand_f[0]
+                val[s] = best
+                feat[s] = bestf
+                if lb[s] < best:
+                    lb[s] = best
+                ret = best
+                ret_exact = True
+                returning = True
+                top -= 1
+                continue
+            for a in range(nf):
+                st_order[f, a] = cand_f[a]
+                t0 = cand_s0[a]
+                t1 = cand_s1[a]
+                st_lb0[f, a] = val[t0] if val[t0] < np.inf else lb[t0]
+                st_lb1[f, a] = val[t1] if val[t1] < np.inf else lb[t1]
+            st_nf[f] = nf
+            st_pos[f] = 0
+            st_phase[f] = 0
+        # choose the next feature or finish this subproblem
+        bound = st_best[f] if st_best[f] < st_ub[f] else st_ub[f]
+        p = st_pos[f]
+        if p < st_nf[f] and st_lb0[f, p] + st_lb1[f, p] < bound:
+            j = st_order[f, p]
+            st_phase[f] = 0
+            for i in range(nw):
+                st_words[top, i] = words[i] & ~fbits[j, i]
+            st_d[top] = dc
+            st_ub[top] = bound - st_lb1[f, p]
+            st_nf[top] = -1
+            top += 1
+            continue
+        s = _find(keys, depth, words, d)
+        if st_best[f] < st_ub[f]:
+            val[s] = st_best[f]
+            feat[s] = st_bestf[f]
+            if lb[s] < st_best[f]:
+                lb[s] = st_best[f]
+            ret = st_best[f]
+            ret_exact = True
+        else:
+            if lb[s] < st_ub[f]:
+                lb[s] = st_ub[f]
+            ret = lb[s]
+            ret_exact = False
+        returning = True
+        top -= 1
+    st_top[0] = 0
+    st_top[1] = 0
+    return DONE
+
+
+@njit
+def stack_lower_bound(st_best, st_ub, st_nf, st_pos, st_phase, st_v0, st_lb0, st_lb1, top, top_lb):
+    """Certified lower bound on the root's optimum from a paused stack (time or memory limit).
+
+    The top frame is paused on entry, so its bound is its memoised bound ``top_lb``. Every
+    frame below is solving feature ``st_pos`` (child 0 in phase 0, child 1 in phase 1) and has
+    proven every earlier feature worth at least ``min(best, budget)``; later features are
+    worth at least their sorted children's bounds.
+    """
+    inner = top_lb
+    for f in range(top - 2, -1, -1):
+        p = st_pos[f]
+        nf = st_nf[f]
+        if st_phase[f] == 0:
+            cand = inner + st_lb1[f, p]
+        else:
+            cand = st_v0[f] + inner
+        if p + 1 < nf:
+            nxt = st_lb0[f, p + 1] + st_lb1[f, p + 1]
+            if nxt < cand:
+                cand = nxt
+        b = st_best[f]
+        if st_ub[f] < b:
+            b = st_ub[f]
+        if cand < b:
+            b = cand
+        inner = b
+    return inner
