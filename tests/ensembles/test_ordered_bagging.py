@@ -134,3 +134,212 @@ def test_greedy_order_rejects_bad_matrix():
         greedy_order(np.ones((2, 3)))
     with pytest.raises(ValueError, match="NaN"):
         greedy_order(np.array([[1.0, np.nan], [np.nan, 1.0]]))
+
+
+# ------------------------------------------------------------------------------ the estimator
+from sklearn.ensemble import BaggingRegressor, RandomForestRegressor  # noqa: E402
+from sklearn.linear_model import LinearRegression  # noqa: E402
+from sklearn.tree import DecisionTreeRegressor  # noqa: E402
+from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
+
+from parsimony.ensembles import OrderedBaggingRegressor  # noqa: E402
+from parsimony.ensembles.ordered_bagging import make_network  # noqa: E402
+
+
+def friedman(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 5))
+    y = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    return X, y + rng.normal(size=n)
+
+
+def small_model(**kwargs):
+    kwargs.setdefault("n_estimators", 20)
+    return OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=4), random_state=0, **kwargs)
+
+
+@parametrize_with_checks([OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=5)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_fit_orders_members_on_training_data_and_predicts_with_kept_prefix():
+    X, y = friedman(150, 0)
+    model = small_model(keep=0.25).fit(X, y)
+    assert model.n_kept_ == 5
+    predictions = np.column_stack([m.predict(X) for m in model.estimators_])
+    order, errors = order_members(predictions, y)
+    np.testing.assert_array_equal(model.order_, order)
+    np.testing.assert_allclose(model.train_errors_, errors)
+    X_test, _ = friedman(50, 1)
+    expected = np.mean([model.estimators_[i].predict(X_test) for i in order[:5]], axis=0)
+    np.testing.assert_allclose(model.predict(X_test), expected, rtol=1e-12)
+    # members are fitted on bootstrap samples: different trees
+    assert len({tuple(m.tree_.threshold[:3]) for m in model.estimators_}) > 1
+
+
+@pytest.mark.parametrize("keep, expected", [(0.2, 4), (1.0, 20), (0.01, 1), (1, 1), (20, 20), (7, 7)])
+def test_keep_fraction_or_count(keep, expected):
+    X, y = friedman(60, 0)
+    assert small_model(keep=keep).fit(X, y).n_kept_ == expected
+
+
+@pytest.mark.parametrize("keep", [0, 0.0, -0.1, 1.5, 21, -3])
+def test_bad_keep_is_a_clear_error(keep):
+    X, y = friedman(60, 0)
+    with pytest.raises(ValueError, match="keep must be"):
+        small_model(keep=keep).fit(X, y)
+
+
+def test_keep_of_wrong_type_is_a_clear_error():
+    X, y = friedman(60, 0)
+    with pytest.raises(TypeError, match="keep must be"):
+        small_model(keep="all").fit(X, y)
+
+
+class NoPredict:
+    def get_params(self, deep=True):
+        return {}
+
+    def set_params(self, **params):
+        return self
+
+    def fit(self, X, y):
+        return self
+
+
+class NaNPredictor(LinearRegression):
+    def predict(self, X):
+        out = super().predict(X)
+        out[0] = np.nan
+        return out
+
+
+class FakeEnsemble:
+    def __init__(self, members):
+        self.estimators_ = members
+        self.n_features_in_ = 5
+
+
+def test_members_without_predict_are_a_clear_error():
+    X, y = friedman(60, 0)
+    with pytest.raises(ValueError, match="predict"):
+        OrderedBaggingRegressor(NoPredict(), n_estimators=3).fit(X, y)
+    members = [LinearRegression().fit(X, y), object()]
+    with pytest.raises(ValueError, match="member 1 .*no predict"):
+        OrderedBaggingRegressor(FakeEnsemble(members)).fit(X, y)
+
+
+def test_nan_in_data_or_member_predictions_is_a_clear_error():
+    X, y = friedman(60, 0)
+    Xn = X.copy()
+    Xn[3, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        small_model().fit(Xn, y)
+    yn = y.copy()
+    yn[0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        small_model().fit(X, yn)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        OrderedBaggingRegressor(NaNPredictor(), n_estimators=3).fit(X, y)
+    model = small_model().fit(X, y)
+    with pytest.raises(ValueError, match="NaN"):
+        model.error_curve(X, yn)
+
+
+def test_random_state_and_n_jobs_give_identical_results():
+    X, y = friedman(80, 0)
+    a = small_model(n_jobs=1).fit(X, y)
+    from joblib import parallel_config
+
+    with parallel_config(backend="threading"):  # same seeds per member whatever the backend; threads start fast
+        b = small_model(n_jobs=2).fit(X, y)
+    assert len(a.estimators_) == 20
+    np.testing.assert_array_equal(a.order_, b.order_)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    c = OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=4), n_estimators=20, random_state=1).fit(X, y)
+    assert not np.array_equal(a.predict(X), c.predict(X))
+
+
+def test_wraps_fitted_bagging_with_feature_subsets_and_random_forest():
+    X, y = friedman(120, 0)
+    bagging = BaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=15, max_features=3, random_state=0).fit(X, y)
+    model = OrderedBaggingRegressor(bagging, keep=1.0).fit(X, y)
+    assert model.estimators_[0] is bagging.estimators_[0]
+    np.testing.assert_allclose(model.predict(X), bagging.predict(X), rtol=1e-10)  # all kept = the bagging average
+    forest = RandomForestRegressor(n_estimators=12, max_depth=3, random_state=0).fit(X, y)
+    model = OrderedBaggingRegressor(forest, keep=3).fit(X, y)
+    predictions = np.column_stack([t.predict(X) for t in forest.estimators_])
+    np.testing.assert_array_equal(model.order_, order_members(predictions, y)[0])
+    # an unfitted ensemble is cloned and fitted; the argument itself stays unfitted
+    unfitted = RandomForestRegressor(n_estimators=6, max_depth=2)
+    model = OrderedBaggingRegressor(unfitted, random_state=0).fit(X, y)
+    assert len(model.estimators_) == 6 and not hasattr(unfitted, "estimators_")
+    with pytest.raises(ValueError, match="features"):
+        OrderedBaggingRegressor(forest).fit(X[:, :4], y)
+
+
+def test_error_curve_matches_direct_averages_and_training_errors():
+    X, y = friedman(100, 0)
+    model = small_model().fit(X, y)
+    curve = model.error_curve(X, y)
+    np.testing.assert_allclose(curve["ordered"].to_numpy(), model.train_errors_, rtol=1e-10)
+    X_test, y_test = friedman(70, 1)
+    curve = model.error_curve(X_test, y_test)
+    predictions = np.column_stack([m.predict(X_test) for m in model.estimators_])
+    for u in (1, 4, 20):
+        assert curve.loc[u, "ordered"] == pytest.approx(np.mean((predictions[:, model.order_[:u]].mean(1) - y_test) ** 2))
+        assert curve.loc[u, "original"] == pytest.approx(np.mean((predictions[:, :u].mean(1) - y_test) ** 2))
+    assert curve.loc[20, "ordered"] == pytest.approx(curve.loc[20, "original"])
+    assert curve.loc[4, "ordered"] == pytest.approx(np.mean((model.predict(X_test) - y_test) ** 2))
+
+
+def test_bias_variance_matches_paper_formulas_and_decomposes_the_error():
+    X, y = friedman(100, 0)
+    model = small_model(n_estimators=10).fit(X, y)
+    X_test, y_test = friedman(70, 1)
+    table = model.bias_variance(X_test, y_test)
+    curve = model.error_curve(X_test, y_test)
+    errors = np.column_stack([m.predict(X_test) for m in model.estimators_]) - y_test[:, None]
+    c = errors.T @ errors / len(y_test)
+    for name, order in (("ordered", model.order_), ("original", np.arange(10))):
+        for u in range(2, 11):
+            s = order[:u]
+            bias2 = sum(c[i, j] for i in s for j in s if i != j) / (u * (u - 1))
+            variance = np.mean([c[i, i] for i in s]) - bias2
+            assert table.loc[u, f"bias2_{name}"] == pytest.approx(bias2, rel=1e-10)
+            assert table.loc[u, f"variance_{name}"] == pytest.approx(variance, rel=1e-10)
+            # Eq. 8: E(u) = Var(u) / u + Bias(u)^2
+            assert table.loc[u, f"bias2_{name}"] + table.loc[u, f"variance_{name}"] / u == pytest.approx(
+                curve.loc[u, name], rel=1e-10
+            )
+
+
+def test_pruned_network_ensemble_beats_complete_on_friedman():
+    # the paper's claim on one realization, with its default base learner (small budget)
+    from threadpoolctl import threadpool_limits
+
+    X, y = friedman(200, 0)
+    X_test, y_test = friedman(1000, 1)
+    with threadpool_limits(1):  # tiny networks: BLAS threads only add overhead
+        model = OrderedBaggingRegressor(make_network(max_iter=200), n_estimators=30, random_state=0).fit(X, y)
+    curve = model.error_curve(X_test, y_test)
+    assert curve.loc[model.n_kept_, "ordered"] < curve.loc[30, "ordered"]
+    assert model.train_errors_[model.n_kept_ - 1] < model.train_errors_[-1]
+
+
+def test_plots_draw_curves():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from parsimony.plotting import plot_bias_variance
+
+    X, y = friedman(60, 0)
+    model = small_model(n_estimators=8).fit(X, y)
+    ax = model.plot_error_curve(X, y, label="train")
+    assert len(ax.lines) == 3  # ordered, original, the keep marker
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), model.train_errors_)
+    ax = plot_bias_variance(model.bias_variance(X, y), quantity="variance")
+    assert len(ax.lines) == 2
+    with pytest.raises(ValueError, match="quantity"):
+        plot_bias_variance(model.bias_variance(X, y), quantity="mse")
