@@ -1,0 +1,404 @@
+"""Baselines of the SQR paper's benchmark (Section 4.2), tuned per dataset as in its Table 10.
+
+- LQR: linear quantile regression (scikit-learn ``QuantileRegressor``, exact ``highs`` LP solver) on
+  standardised features, tuned over its L1 penalty ``alpha`` (the paper tuned statsmodels'
+  ``max_iter``, which only matters for an iterative solver; the LP is solved exactly here). The
+  first trial is the smallest penalty, i.e. the paper's practically unpenalised model.
+- QDT: :class:`QuantileDecisionTreeRegressor`, a CART tree whose leaves predict the tau-quantile of
+  their training targets, tuned over ``min_samples_leaf`` in 1..50.
+- LGBM: LightGBM with the quantile objective, tuned over ``num_leaves``, ``learning_rate``,
+  ``max_depth`` and ``min_child_samples`` (needs the ``bench`` extra).
+
+Tuning is :class:`TunedQuantileRegressor`: inner k-fold cross-validation of the pinball loss,
+Optuna's TPE sampler seeded by ``random_state`` (or, without Optuna, a seeded random search over the
+same space), under a trial count and a time limit. The first trial always evaluates the
+estimator's own parameter values.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.model_selection import KFold
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .._validation import check_int, check_option, check_quantile, check_time_limit
+from ..metrics import pinball_loss
+from ._optional import available, require
+
+# ----------------------------------------------------------------------------- weighted quantile
+
+
+def weighted_quantile(values, quantile, sample_weight=None) -> float:
+    """Lower tau-quantile of ``values`` (inverse of the weighted empirical CDF).
+
+    The smallest value ``v`` whose weighted share of values ``<= v`` reaches ``quantile``; it
+    minimises the (weighted) pinball loss over constants and equals
+    ``numpy.quantile(values, quantile, method="inverted_cdf")`` without weights.
+    """
+    values = np.asarray(values, dtype=np.float64).ravel()
+    if values.size == 0:
+        raise ValueError("weighted_quantile needs at least one value")
+    groups = np.zeros(values.size, dtype=np.intp)
+    return float(_grouped_quantiles(groups, values, check_quantile(quantile), sample_weight)[0])
+
+
+def _grouped_quantiles(groups, values, quantile, sample_weight=None) -> np.ndarray:
+    """Lower weighted ``quantile`` of ``values`` within each group ``0..groups.max()``."""
+    w = np.ones(values.size) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    n_groups = int(groups.max()) + 1
+    order = np.lexsort((values, groups))
+    g, v, w = groups[order], values[order], w[order]
+    totals = np.bincount(g, weights=w, minlength=n_groups)
+    empty = totals <= 0
+    if empty.any():  # a group of zero total weight: fall back to equal weights inside it
+        w = np.where(empty[g], 1.0, w)
+        totals = np.bincount(g, weights=w, minlength=n_groups)
+    cum = np.cumsum(w)
+    ends = np.cumsum(np.bincount(g, minlength=n_groups))
+    starts = ends - np.bincount(g, minlength=n_groups)
+    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
+    tol = 1e-12 * max(float(cum[-1]), 1.0)
+    idx = np.searchsorted(cum, base + quantile * totals - tol, side="left")
+    idx = np.clip(idx, starts, np.maximum(ends - 1, starts))
+    out = np.full(n_groups, np.nan)
+    present = ends > starts
+    out[present] = v[idx[present]]
+    return out
+
+
+# ----------------------------------------------------------------------------- quantile tree
+
+
+class QuantileDecisionTreeRegressor(RegressorMixin, BaseEstimator):
+    """CART regression tree whose leaves predict the tau-quantile of their training targets (QDT).
+
+    The tree is grown by scikit-learn's ``DecisionTreeRegressor``; each leaf then predicts the lower
+    weighted ``quantile`` of the training targets that reach it, the constant that minimises the
+    leaf's pinball loss.
+
+    Parameters
+    ----------
+    quantile : float in (0, 1), default=0.5
+    criterion : {"squared_error", "absolute_error", "friedman_mse", "poisson"}, default="squared_error"
+        Split criterion of the CART tree.
+    max_depth, min_samples_split, min_samples_leaf, max_leaf_nodes, random_state :
+        As in ``sklearn.tree.DecisionTreeRegressor``.
+
+    Attributes
+    ----------
+    estimator_ : DecisionTreeRegressor
+        The grown tree (its leaf means are not used).
+    tree_ : sklearn Tree
+        ``estimator_.tree_`` (so :func:`parsimony.metrics.complexity` counts its nodes).
+    node_values_ : ndarray of shape (node_count,)
+        Prediction of every node: the tau-quantile of the training targets reaching it (leaves).
+    n_features_in_, feature_names_in_ :
+        As in scikit-learn.
+    """
+
+    def __init__(self, quantile=0.5, criterion="squared_error", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, max_leaf_nodes=None, random_state=None):
+        self.quantile = quantile
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.max_leaf_nodes = max_leaf_nodes
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the tree on ``(X, y)`` and set every leaf to its targets' tau-quantile.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        tau = check_quantile(self.quantile)
+        y = np.asarray(y, dtype=np.float64)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X)
+        tree = _cart_tree(self).fit(X, y, sample_weight=sample_weight)
+        leaves = tree.apply(X)
+        values = tree.tree_.value[:, 0, 0].astype(np.float64).copy()
+        quantiles = _grouped_quantiles(leaves, y, tau, sample_weight)
+        reached = ~np.isnan(quantiles)
+        values[: quantiles.size][reached] = quantiles[reached]
+        self.estimator_ = tree
+        self.tree_ = tree.tree_
+        self.node_values_ = values
+        return self
+
+    def predict(self, X):
+        """Leaf tau-quantile for every row of ``X``."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.node_values_[self.estimator_.apply(X)]
+
+
+def _cart_tree(qdt: QuantileDecisionTreeRegressor):
+    """The unfitted CART tree a :class:`QuantileDecisionTreeRegressor` grows."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    return DecisionTreeRegressor(
+        criterion=qdt.criterion, max_depth=qdt.max_depth, min_samples_split=qdt.min_samples_split,
+        min_samples_leaf=qdt.min_samples_leaf, max_leaf_nodes=qdt.max_leaf_nodes, random_state=qdt.random_state,
+    )
+
+
+# ----------------------------------------------------------------------------- tuning
+
+_KINDS = ("int", "int_log", "float", "float_log", "categorical")
+
+
+def _check_space(space) -> dict:
+    if space is None:
+        return {}
+    if not isinstance(space, dict):
+        raise ValueError(f"param_space must be a dict name -> (kind, ...), got {type(space).__name__}")
+    for name, spec in space.items():
+        if not isinstance(spec, tuple) or not spec or spec[0] not in _KINDS:
+            raise ValueError(f"param_space[{name!r}] must be a tuple starting with one of {_KINDS}, got {spec!r}")
+        if spec[0] == "categorical":
+            if len(spec) != 2 or not list(spec[1]):
+                raise ValueError(f"param_space[{name!r}] must be ('categorical', [choices]), got {spec!r}")
+        elif len(spec) != 3 or not spec[1] <= spec[2] or (spec[0].endswith("log") and spec[1] <= 0):
+            raise ValueError(f"param_space[{name!r}] must be (kind, low, high) with 0 < low <= high for log kinds, got {spec!r}")
+    return space
+
+
+def _in_space(value, spec) -> bool:
+    if spec[0] == "categorical":
+        return value in list(spec[1])
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        return False
+    return spec[1] <= value <= spec[2]
+
+
+def _random_params(space: dict, rng: np.random.Generator) -> dict:
+    params = {}
+    for name, spec in space.items():
+        kind = spec[0]
+        if kind == "categorical":
+            choices = list(spec[1])
+            params[name] = choices[int(rng.integers(len(choices)))]
+        elif kind == "int":
+            params[name] = int(rng.integers(spec[1], spec[2] + 1))
+        elif kind == "int_log":
+            params[name] = int(min(spec[2], max(spec[1], round(math.exp(rng.uniform(math.log(spec[1]), math.log(spec[2] + 0.5)))))))
+        elif kind == "float":
+            params[name] = float(rng.uniform(spec[1], spec[2]))
+        else:
+            params[name] = float(math.exp(rng.uniform(math.log(spec[1]), math.log(spec[2]))))
+    return params
+
+
+def _optuna_params(trial, space: dict) -> dict:
+    params = {}
+    for name, spec in space.items():
+        kind = spec[0]
+        if kind == "categorical":
+            params[name] = trial.suggest_categorical(name, list(spec[1]))
+        elif kind in ("int", "int_log"):
+            params[name] = trial.suggest_int(name, int(spec[1]), int(spec[2]), log=kind == "int_log")
+        else:
+            params[name] = trial.suggest_float(name, float(spec[1]), float(spec[2]), log=kind == "float_log")
+    return params
+
+
+class TunedQuantileRegressor(RegressorMixin, BaseEstimator):
+    """Tune a quantile regressor's hyperparameters by inner k-fold CV of the pinball loss, then refit.
+
+    Parameters
+    ----------
+    estimator : regressor, default=None
+        The model to tune, already set up for ``quantile``; ``None`` means
+        :class:`QuantileDecisionTreeRegressor` at ``quantile``.
+    param_space : dict, default=None
+        ``name -> (kind, low, high)`` with kind ``"int"``, ``"int_log"``, ``"float"`` or
+        ``"float_log"``, or ``name -> ("categorical", choices)``. ``None``/empty: no tuning.
+    quantile : float in (0, 1), default=0.5
+        Level of the pinball loss that scores the trials.
+    cv : int, default=5
+        Inner folds (fewer when there are fewer samples).
+    n_trials : int, default=20
+        Trials, the first at the estimator's own parameter values.
+    time_limit : float or None, default=None
+        Seconds for the search (checked between trials); results are reproducible when the trial
+        count, not the time limit, ends the search.
+    search : {"auto", "optuna", "random"}, default="auto"
+        Optuna's TPE sampler (seeded) or a seeded random search; "auto" takes Optuna when installed.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds, the sampler and (when it has one) the estimator's ``random_state``.
+
+    Attributes
+    ----------
+    best_estimator_ : regressor
+        The estimator refitted on all data with ``best_params_``.
+    best_params_ : dict
+    best_score_ : float
+        Mean inner-CV pinball loss of the best trial.
+    trials_ : pandas.DataFrame
+        One row per trial: ``trial``, the parameters, ``pinball``.
+    search_ : str
+        ``"optuna-tpe"``, ``"random"`` or ``"none"``.
+    tune_time_, refit_time_ : float
+        Seconds spent on the search and on the final fit.
+    status_ : str
+        ``"complete"`` (all trials ran) or ``"time_limit"``.
+    """
+
+    def __init__(self, estimator=None, param_space=None, quantile=0.5, cv=5, n_trials=20, time_limit=None,
+                 search="auto", random_state=None):
+        self.estimator = estimator
+        self.param_space = param_space
+        self.quantile = quantile
+        self.cv = cv
+        self.n_trials = n_trials
+        self.time_limit = time_limit
+        self.search = search
+        self.random_state = random_state
+
+    def _base(self, seed: int):
+        tau = check_quantile(self.quantile)
+        base = QuantileDecisionTreeRegressor(quantile=tau) if self.estimator is None else clone(self.estimator)
+        if "random_state" in base.get_params(deep=False):
+            base.set_params(random_state=seed)
+        return base
+
+    def fit(self, X, y):
+        """Search the space by inner cross-validation, then refit the best on ``(X, y)``.
+
+        Returns
+        -------
+        self
+        """
+        X, y = validate_data(self, X, y, y_numeric=True)
+        y = np.asarray(y, dtype=np.float64)
+        tau = check_quantile(self.quantile)
+        space = _check_space(self.param_space)
+        n_trials = check_int(self.n_trials, "n_trials", minimum=1)
+        cv = check_int(self.cv, "cv", minimum=2)
+        limit = check_time_limit(self.time_limit)
+        search = check_option(self.search, "search", {"auto", "optuna", "random"})
+        rng = check_random_state(self.random_state)
+        seed = int(rng.randint(0, 2**31 - 1))
+        base = self._base(seed)
+        n_splits = min(cv, len(y))
+        folds = list(KFold(n_splits, shuffle=True, random_state=seed).split(X)) if n_splits >= 2 else []
+
+        def score(params: dict) -> float:
+            losses = []
+            for train, test in folds:
+                try:
+                    model = clone(base).set_params(**params).fit(X[train], y[train])
+                    losses.append(pinball_loss(y[test], model.predict(X[test]), tau))
+                except (ValueError, FloatingPointError, ArithmeticError):
+                    return math.inf
+            return float(np.mean(losses)) if losses else math.inf
+
+        current = base.get_params()
+        default = {k: current[k] for k in space if k in current and _in_space(current[k], space[k])}
+        records, start, self.status_ = [], time.perf_counter(), "complete"
+        if not space or not folds:
+            self.search_ = "none"
+        elif search == "random" or (search == "auto" and not available("optuna")):
+            self.search_ = "random"
+            sampler = np.random.default_rng(seed)
+            for i in range(n_trials):
+                if limit is not None and i > 0 and time.perf_counter() - start > limit:
+                    self.status_ = "time_limit"
+                    break
+                params = {**_random_params(space, sampler), **(default if i == 0 else {})}
+                records.append({"trial": i, **params, "pinball": score(params)})
+        else:
+            optuna = require("optuna", "tuning with search='optuna'")
+            optuna.logging.set_verbosity(optuna.logging.WARNING)
+            self.search_ = "optuna-tpe"
+            study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed))
+            if len(default) == len(space):
+                study.enqueue_trial(default)
+            study.optimize(lambda t: score(_optuna_params(t, space)), n_trials=n_trials, timeout=limit)
+            for t in study.trials:
+                if t.value is not None:
+                    records.append({"trial": t.number, **t.params, "pinball": float(t.value)})
+            if len(study.trials) < n_trials:
+                self.status_ = "time_limit"
+        self.tune_time_ = time.perf_counter() - start
+        trials = pd.DataFrame(records, columns=["trial", *space, "pinball"])
+        finite = [r for r in records if math.isfinite(r["pinball"])]
+        if finite:
+            best = min(finite, key=lambda r: (r["pinball"], r["trial"]))
+            self.best_params_ = {k: _plain(best[k]) for k in space}
+            self.best_score_ = float(best["pinball"])
+        else:
+            self.best_params_, self.best_score_ = {}, math.nan
+        self.trials_ = trials
+        start = time.perf_counter()
+        self.best_estimator_ = clone(base).set_params(**self.best_params_).fit(X, y)
+        self.refit_time_ = time.perf_counter() - start
+        return self
+
+    def predict(self, X):
+        """Predict with the refitted best estimator."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return self.best_estimator_.predict(X)
+
+
+def _plain(value):
+    """numpy scalars to Python numbers (for JSON and set_params)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+# ----------------------------------------------------------------------------- the three baselines
+
+#: Search spaces of the SQR paper's Table 10 (LQR: see the module docstring).
+PARAM_SPACES = {
+    "LQR": {"quantileregressor__alpha": ("float_log", 1e-6, 1.0)},
+    "QDT": {"min_samples_leaf": ("int", 1, 50)},
+    "LGBM": {
+        "num_leaves": ("int", 2, 100),
+        "learning_rate": ("float_log", 0.01, 0.5),
+        "max_depth": ("int", 1, 20),
+        "min_child_samples": ("int", 5, 100),
+    },
+}
+
+
+def make_lqr(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto"):
+    """Tuned linear quantile regression (standardised features, ``highs`` LP solver)."""
+    from sklearn.linear_model import QuantileRegressor
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    model = make_pipeline(StandardScaler(), QuantileRegressor(quantile=check_quantile(quantile), alpha=1e-6, solver="highs"))
+    return TunedQuantileRegressor(model, PARAM_SPACES["LQR"], quantile, cv, n_trials, time_limit, search, random_state)
+
+
+def make_qdt(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto"):
+    """Tuned quantile decision tree (``min_samples_leaf`` in 1..50)."""
+    model = QuantileDecisionTreeRegressor(quantile=check_quantile(quantile))
+    return TunedQuantileRegressor(model, PARAM_SPACES["QDT"], quantile, cv, n_trials, time_limit, search, random_state)
+
+
+def make_lgbm(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto", n_estimators=100):
+    """Tuned LightGBM with the quantile objective (one thread, deterministic); needs the bench extra."""
+    lightgbm = require("lightgbm", "the LGBM baseline")
+    model = lightgbm.LGBMRegressor(
+        objective="quantile", alpha=check_quantile(quantile), n_estimators=n_estimators, num_leaves=31,
+        learning_rate=0.1, max_depth=20, min_child_samples=20, n_jobs=1, deterministic=True, force_row_wise=True,
+        verbose=-1,
+    )
+    return TunedQuantileRegressor(model, PARAM_SPACES["LGBM"], quantile, cv, n_trials, time_limit, search, random_state)
+

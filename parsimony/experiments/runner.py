@@ -1,0 +1,358 @@
+"""The benchmark runner: (dataset, method, quantile, fold, seed) tasks, locally or on Dask.
+
+Every task fits one method on the training part of one cross-validation fold and scores it on the
+test part: normalized quantile loss (Eq. 7), absolute coverage error (Eq. 8), pinball loss,
+coverage, complexity (Appendix B), fit time and the model's text. Only the driver writes to the
+store, one transaction per finished task, so killing the run loses at most the running tasks.
+
+The same seed gives the same folds and the same estimator seeds wherever a task runs, so joblib and
+Dask produce identical metric values (fit times differ).
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import socket
+import time
+import traceback
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from .._validation import check_array_1d, check_int, check_quantiles, check_same_length
+from ..metrics import absolute_coverage_error, complexity, coverage, normalized_quantile_loss, pinball_loss
+from .store import ResultStore, task_key
+from .suites import MethodSpec, load_benchmark_dataset, resolve_budget, resolve_method
+
+MAX_MODEL_TEXT = 20_000
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work."""
+
+    dataset: str
+    method: str
+    quantile: float
+    fold: int
+    seed: int
+
+    @property
+    def key(self) -> tuple:
+        return task_key(self.dataset, self.method, self.quantile, self.fold, self.seed)
+
+    @property
+    def random_state(self) -> int:
+        """The estimator seed: a stable function of the task (not of where or when it runs)."""
+        text = f"{self.dataset}|{self.method}|{self.key[2]!r}|{self.fold}|{self.seed}"
+        return int(zlib.crc32(text.encode()) & 0x7FFFFFFF)
+
+
+def fold_indices(n_samples: int, folds: int, fold: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Train and test rows of fold ``fold`` of a shuffled ``folds``-fold split seeded by ``seed``."""
+    from sklearn.model_selection import KFold
+
+    train, test = list(KFold(folds, shuffle=True, random_state=seed).split(np.zeros(n_samples)))[fold]
+    return train, test
+
+
+# ----------------------------------------------------------------------------- model description
+
+
+def model_complexity(model) -> float:
+    """Complexity with the paper's conventions, unwrapping tuned models and pipelines."""
+    while True:
+        if hasattr(model, "best_estimator_"):
+            model = model.best_estimator_
+        elif hasattr(model, "steps"):
+            model = model.steps[-1][1]
+        elif hasattr(model, "order_") and hasattr(model, "n_kept_") and not hasattr(model, "complexity_"):
+            kept = [model.estimators_[i] for i in np.asarray(model.order_)[: model.n_kept_]]
+            return float(sum(complexity(m) for m in kept))
+        else:
+            return float(complexity(model))
+
+
+def _linear_text(pipeline, names) -> str:
+    scaler, linear = pipeline.steps[0][1], pipeline.steps[-1][1]
+    coef = np.asarray(linear.coef_, dtype=float)
+    mean = getattr(scaler, "mean_", np.zeros_like(coef))
+    scale = getattr(scaler, "scale_", np.ones_like(coef))
+    slopes = coef / scale
+    intercept = float(linear.intercept_) - float(np.sum(slopes * mean))
+    terms = [f"{intercept:.6g}"] + [f"{s:+.6g}*{n}" for s, n in zip(slopes, names) if s != 0]
+    return "y = " + " ".join(terms)
+
+
+def _tree_text(qdt, names) -> str:
+    tree = qdt.tree_
+    lines = []
+
+    def walk(node, depth):
+        pad = "|   " * depth
+        if tree.children_left[node] == -1:
+            lines.append(f"{pad}value: {qdt.node_values_[node]:.6g}")
+            return
+        name, thr = names[tree.feature[node]], tree.threshold[node]
+        lines.append(f"{pad}{name} <= {thr:.6g}")
+        walk(tree.children_left[node], depth + 1)
+        lines.append(f"{pad}{name} >  {thr:.6g}")
+        walk(tree.children_right[node], depth + 1)
+
+    walk(0, 0)
+    return "\n".join(lines)
+
+
+def model_text(model, feature_names) -> str:
+    """A readable description of a fitted model (expression, formula, tree or summary)."""
+    from .baselines import QuantileDecisionTreeRegressor
+
+    prefix = ""
+    if hasattr(model, "best_estimator_"):
+        prefix = f"tuned {json.dumps(model.best_params_, default=str)}\n"
+        model = model.best_estimator_
+    names = list(feature_names)
+    for attr in ("expression_", "equation_"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str):
+            text = value
+            break
+    else:
+        if callable(getattr(model, "export_text", None)):
+            try:
+                text = model.export_text(feature_names=names)
+            except TypeError:
+                text = model.export_text()
+        elif hasattr(model, "steps") and hasattr(model.steps[-1][1], "coef_"):
+            text = _linear_text(model, names)
+        elif isinstance(model, QuantileDecisionTreeRegressor):
+            text = _tree_text(model, names)
+        elif hasattr(model, "booster_"):
+            dump = model.booster_.dump_model()
+            text = f"LightGBM: {len(dump['tree_info'])} trees, {sum(t['num_leaves'] for t in dump['tree_info'])} leaves"
+        else:
+            text = repr(model)
+    text = prefix + str(text)
+    return text if len(text) <= MAX_MODEL_TEXT else text[:MAX_MODEL_TEXT] + "\n[truncated]"
+
+
+# ----------------------------------------------------------------------------- one task
+
+
+def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, folds: int, feature_names=None) -> dict:
+    """Run one task and return its result row; never raises (a failure is a row with ``error``).
+
+    ``data`` is the dataset as one array: features, then the target as the last column.
+    """
+    row = {"dataset": task.dataset, "method": task.method, "quantile": task.key[2], "fold": task.fold,
+           "seed": task.seed, "transparent": int(spec.transparent), "target": spec.target,
+           "host": socket.gethostname()}
+    try:
+        X, y = data[:, :-1], data[:, -1]
+        names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X.shape[1])]
+        train, test = fold_indices(len(y), folds, task.fold, task.seed)
+        row.update(n_train=len(train), n_test=len(test), n_features=X.shape[1])
+        model = spec.build(task.quantile, task.random_state, budget)
+        start = time.perf_counter()
+        model.fit(X[train], y[train])
+        row["fit_time"] = time.perf_counter() - start
+        row["tune_time"] = float(getattr(model, "tune_time_", 0.0))
+        start = time.perf_counter()
+        pred = np.asarray(model.predict(X[test]), dtype=np.float64).ravel()
+        row["predict_time"] = time.perf_counter() - start
+        if not np.all(np.isfinite(pred)):
+            raise ValueError("the model predicted NaN or infinite values on the test fold")
+        y_test, tau = y[test], task.quantile
+        row.update(
+            pinball=pinball_loss(y_test, pred, tau),
+            nql=normalized_quantile_loss(y_test, pred, tau) if np.ptp(y_test) > 0 else math.nan,
+            coverage=coverage(y_test, pred),
+            ace=absolute_coverage_error(y_test, pred, tau),
+        )
+        row["complexity"] = model_complexity(model)
+        row["model"] = model_text(model, names)
+        params = getattr(model, "best_params_", None)
+        row["params"] = json.dumps(params if params is not None else {}, default=str)
+        row["status"] = "ok"
+    except Exception as exc:  # a failed task is a result, not a crash of the run
+        row["status"] = "failed"
+        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+        row["error"] = f"{type(exc).__name__}: {exc}\n" + "".join(tb[-3:])[-4000:]
+    row["finished_at"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return row
+
+
+# ----------------------------------------------------------------------------- the benchmark
+
+
+def _dataset_items(datasets, data_dir):
+    """``name -> (data array, feature names)`` from names or ``(name, X, y)`` triples."""
+    if isinstance(datasets, str):
+        datasets = [datasets]
+    items = {}
+    for item in datasets:
+        if isinstance(item, str):
+            X, y, names = load_benchmark_dataset(item, data_dir)
+            name = item
+        elif isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
+            name, X, y = item
+            names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
+            X = np.asarray(X, dtype=np.float64)
+            y = check_array_1d(y, f"y of dataset {name!r}")
+            if X.ndim != 2:
+                raise ValueError(f"X of dataset {name!r} must be 2-D, got shape {X.shape}")
+            check_same_length((f"X of {name!r}", X), (f"y of {name!r}", y))
+        else:
+            raise ValueError(f"a dataset must be a name or a (name, X, y) tuple, got {item!r}")
+        if name in items:
+            raise ValueError(f"dataset {name!r} is listed twice")
+        items[name] = (np.column_stack([X, y]), names)
+    if not items:
+        raise ValueError("datasets is empty")
+    return items
+
+
+def make_tasks(datasets, methods, quantiles, folds, seeds) -> list[Task]:
+    """Every (dataset, method, quantile, fold, seed) task; quantile-agnostic methods only at 0.5."""
+    specs = [resolve_method(m) for m in methods]
+    return [
+        Task(d, spec.name, q, f, s)
+        for d in datasets for spec in specs for q in quantiles if spec.runs_at(q)
+        for s in seeds for f in range(folds)
+    ]
+
+
+def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), store="results.sqlite", n_jobs=1,
+                  scheduler=None, budget="paper", data_dir=None, retry_failed=False, progress=False) -> pd.DataFrame:
+    """Run every (dataset, method, quantile, fold, seed) task not yet in ``store``.
+
+    Parameters
+    ----------
+    datasets : list of str or (name, X, y)
+        Built-in names (:data:`~parsimony.experiments.suites.BUILTIN_DATASETS`), dataset files or
+        PMLB names (looked up in ``data_dir``), or in-memory ``(name, X, y)`` triples.
+    methods : list of str or MethodSpec
+        Registered names (:data:`~parsimony.experiments.suites.METHODS`) or specs.
+    quantiles : sequence of float, default=(0.5, 0.9)
+    folds : int, default=5
+        Shuffled k-fold cross-validation; the shuffle is seeded by each seed.
+    seeds : sequence of int, default=(0,)
+    store : str, path or ResultStore, default="results.sqlite"
+    n_jobs : int, default=1
+        Local processes (joblib); 1 runs in this process.
+    scheduler : str or distributed.Client, optional
+        A Dask scheduler address (``"tcp://host:8786"``) or a client: run the tasks on that cluster.
+    budget : Budget or {"paper", "quick", "tiny"}, default="paper"
+    data_dir : path, optional
+        Where dataset names are looked up.
+    retry_failed : bool, default=False
+        Rerun tasks stored as failed (otherwise a stored failure counts as finished).
+    progress : bool, default=False
+        Show a tqdm progress bar.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The stored rows of this run's tasks (including those finished by earlier runs).
+    """
+    quantiles = check_quantiles(quantiles, "quantiles")
+    folds = check_int(folds, "folds", minimum=2)
+    seeds = tuple(check_int(s, "seed", minimum=0) for s in ([seeds] if isinstance(seeds, int) else seeds))
+    if not seeds:
+        raise ValueError("seeds must name at least one seed")
+    n_jobs = check_int(n_jobs, "n_jobs")
+    budget = resolve_budget(budget)
+    specs = {}
+    for m in ([methods] if isinstance(methods, (str, MethodSpec)) else methods):
+        spec = resolve_method(m)
+        if spec.name in specs:
+            raise ValueError(f"method {spec.name!r} is listed twice")
+        specs[spec.name] = spec
+    if not specs:
+        raise ValueError("methods is empty")
+    data = _dataset_items(datasets, data_dir)
+    for name, (array, _) in data.items():
+        if array.shape[0] < folds:
+            raise ValueError(f"dataset {name!r} has {array.shape[0]} rows, fewer than folds={folds}")
+    tasks = make_tasks(list(data), list(specs.values()), quantiles, folds, seeds)
+
+    own_store = not isinstance(store, ResultStore)
+    results = ResultStore(store) if own_store else store
+    try:
+        if retry_failed:
+            results.delete([t.key for t in tasks if t.key in results.failed()])
+        done = results.finished()
+        pending = [t for t in tasks if t.key not in done]
+        _execute(pending, data, specs, budget, folds, results, n_jobs, scheduler, progress)
+        keys = {t.key for t in tasks}
+        table = results.load()
+    finally:
+        if own_store:
+            results.close()
+    mask = [task_key(*k) in keys for k in table[["dataset", "method", "quantile", "fold", "seed"]].itertuples(index=False)]
+    return table[mask].reset_index(drop=True)
+
+
+def _execute(pending, data, specs, budget, folds, results, n_jobs, scheduler, progress):
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(pending), desc="bench", unit="task", disable=not progress)
+    try:
+        if not pending:
+            return
+        if scheduler is not None:
+            rows = _dask_rows(pending, data, specs, budget, folds, scheduler)
+        elif n_jobs == 1:
+            rows = (run_task(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1]) for t in pending)
+        else:
+            from joblib import Parallel, delayed
+
+            rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                delayed(run_task)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
+                for t in pending
+            )
+        for row in rows:
+            results.add(row)
+            bar.update(1)
+            if row["status"] == "failed":
+                bar.set_postfix_str(f"failed: {row['method']} on {row['dataset']}", refresh=False)
+    finally:
+        bar.close()
+
+
+def _dask_rows(pending, data, specs, budget, folds, scheduler):
+    """Yield result rows as the cluster finishes them (a lost task becomes a failed row)."""
+    from ._optional import require
+
+    distributed = require("distributed", "running on a Dask cluster")
+    client = scheduler if isinstance(scheduler, distributed.Client) else None
+    own = client is None
+    if own:
+        if not isinstance(scheduler, str):
+            raise ValueError(f"scheduler must be an address like 'tcp://host:8786' or a distributed.Client, got {scheduler!r}")
+        client = distributed.Client(scheduler)
+    try:
+        scattered = {name: client.scatter(array, broadcast=False) for name, (array, _) in data.items()}
+        futures = {}
+        for t in pending:
+            fut = client.submit(run_task, t, scattered[t.dataset], specs[t.method], budget, folds, data[t.dataset][1],
+                                pure=False)
+            futures[fut] = t
+        for fut in distributed.as_completed(list(futures)):
+            t = futures[fut]
+            try:
+                row = fut.result()
+            except Exception as exc:  # the worker died or the task was lost
+                spec = specs[t.method]
+                row = {"dataset": t.dataset, "method": t.method, "quantile": t.key[2], "fold": t.fold, "seed": t.seed,
+                       "transparent": int(spec.transparent), "target": spec.target, "status": "failed",
+                       "error": f"{type(exc).__name__}: {exc}"}
+            fut.release()
+            yield row
+    finally:
+        if own:
+            client.close()

@@ -1,0 +1,289 @@
+"""What a benchmark runs: the method registry, built-in datasets, budgets and named suites.
+
+Methods are registered by name (:data:`METHODS`); each builds an unfitted estimator for a
+quantile level, a seed and a :class:`Budget`. Their modules are imported only when a task builds
+them, so a method whose module (or optional dependency) is missing becomes a failed task with its
+error message, never a crash of the run.
+
+Quantile-agnostic methods. OSRT with the squared loss, ForestPrune and ordered bagging fit the
+conditional *mean*; OSRT with the absolute loss fits the conditional *median*. They have no
+quantile parameter, so the runner gives them tasks at ``quantile=0.5`` only (skipping any other
+level) and the report flags them by their ``target`` ("mean" or "median"): at tau = .5 a mean model
+is scored as a median estimate, which is what the pinball loss at .5 measures.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ._optional import available
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Compute budget of every method in one task.
+
+    Attributes
+    ----------
+    n_trials, tune_time, inner_cv :
+        Tuning of the baselines: Optuna trials, seconds, inner folds.
+    lgbm_estimators :
+        Boosting rounds of LightGBM.
+    sr_iterations, sr_populations, sr_population_size, sr_time_limit :
+        Search of SQR (the paper's Table 9: 40 iterations, 15 populations of 33).
+    osrt_regularization, osrt_depth_limit, osrt_thresholds, osrt_time_limit :
+        OSRT's lambda, depth limit, binarizer thresholds per feature and time limit.
+    ensemble_trees, ensemble_depth :
+        Size of the random forest pruned by ForestPrune and of the bagged trees of ordered bagging.
+    """
+
+    n_trials: int = 50
+    tune_time: float | None = 300.0
+    inner_cv: int = 5
+    lgbm_estimators: int = 100
+    sr_iterations: int = 40
+    sr_populations: int = 15
+    sr_population_size: int = 33
+    sr_time_limit: float | None = None
+    osrt_regularization: float = 0.01
+    osrt_depth_limit: int | None = 5
+    osrt_thresholds: int = 4
+    osrt_time_limit: float | None = 300.0
+    ensemble_trees: int = 100
+    ensemble_depth: int = 6
+
+    def replace(self, **changes) -> "Budget":
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+#: Named budgets: the paper's settings, the quick suite's and a tiny one for tests.
+BUDGETS = {
+    "paper": Budget(),
+    "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=8, sr_populations=4,
+                    sr_population_size=24, sr_time_limit=4.0, osrt_regularization=0.02, osrt_depth_limit=3,
+                    osrt_thresholds=3, osrt_time_limit=5.0, ensemble_trees=30, ensemble_depth=4),
+    "tiny": Budget(n_trials=2, tune_time=5.0, inner_cv=2, lgbm_estimators=10, sr_iterations=2, sr_populations=2,
+                   sr_population_size=12, sr_time_limit=1.0, osrt_regularization=0.05, osrt_depth_limit=2,
+                   osrt_thresholds=2, osrt_time_limit=2.0, ensemble_trees=8, ensemble_depth=3),
+}
+
+
+def resolve_budget(budget) -> Budget:
+    """A :class:`Budget` from itself or a name of :data:`BUDGETS`."""
+    if isinstance(budget, Budget):
+        return budget
+    if isinstance(budget, str) and budget in BUDGETS:
+        return BUDGETS[budget]
+    raise ValueError(f"budget must be a Budget or one of {sorted(BUDGETS)}, got {budget!r}")
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A benchmark method.
+
+    Attributes
+    ----------
+    name : str
+        Name in the results store.
+    build : callable ``(quantile, random_state, budget) -> estimator``
+        Builds the unfitted estimator (imports its module lazily). Must be picklable (a module-level
+        function) to run on joblib or Dask workers.
+    transparent : bool
+        Whether its models are readable (Table 2's last column).
+    target : {"quantile", "median", "mean"}
+        What it estimates; only "quantile" methods run at levels other than 0.5.
+    requires : tuple of str
+        Modules it needs (for :func:`method_available`).
+    """
+
+    name: str
+    build: Callable
+    transparent: bool = True
+    target: str = "quantile"
+    requires: tuple = ()
+
+    def runs_at(self, quantile: float) -> bool:
+        """Whether the method has a task at ``quantile``."""
+        return self.target == "quantile" or quantile == 0.5
+
+
+def _lqr(quantile, random_state, budget):
+    from .baselines import make_lqr
+
+    return make_lqr(quantile, random_state, budget.n_trials, budget.tune_time, budget.inner_cv)
+
+
+def _qdt(quantile, random_state, budget):
+    from .baselines import make_qdt
+
+    return make_qdt(quantile, random_state, budget.n_trials, budget.tune_time, budget.inner_cv)
+
+
+def _lgbm(quantile, random_state, budget):
+    from .baselines import make_lgbm
+
+    return make_lgbm(quantile, random_state, budget.n_trials, budget.tune_time, budget.inner_cv,
+                     n_estimators=budget.lgbm_estimators)
+
+
+def _sqr(quantile, random_state, budget, max_samples=None):
+    from ..symbolic import SymbolicQuantileRegressor
+
+    return SymbolicQuantileRegressor(
+        quantile=quantile, niterations=budget.sr_iterations, populations=budget.sr_populations,
+        population_size=budget.sr_population_size, max_samples=max_samples, time_limit=budget.sr_time_limit,
+        random_state=random_state, progress=False,
+    )
+
+
+def _sqr10k(quantile, random_state, budget):
+    return _sqr(quantile, random_state, budget, max_samples=10_000)
+
+
+def _osrt(quantile, random_state, budget, loss="squared"):
+    from ..trees import Binarizer, OptimalSparseRegressionTree
+
+    return OptimalSparseRegressionTree(
+        regularization=budget.osrt_regularization, depth_limit=budget.osrt_depth_limit, loss=loss,
+        binarizer=Binarizer(n_thresholds=budget.osrt_thresholds), time_limit=budget.osrt_time_limit,
+    )
+
+
+def _osrt_absolute(quantile, random_state, budget):
+    return _osrt(quantile, random_state, budget, loss="absolute")
+
+
+def _forestprune(quantile, random_state, budget):
+    from ..ensembles import ForestPrune
+
+    return ForestPrune(alpha=1.0, n_estimators=budget.ensemble_trees, max_depth=budget.ensemble_depth,
+                       random_state=random_state)
+
+
+def _ordered_bagging(quantile, random_state, budget):
+    from sklearn.tree import DecisionTreeRegressor
+
+    from ..ensembles import OrderedBaggingRegressor
+
+    return OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=budget.ensemble_depth),
+                                   n_estimators=budget.ensemble_trees, keep=0.2, random_state=random_state)
+
+
+#: The registry: every method the benchmark knows by name.
+METHODS = {
+    spec.name: spec
+    for spec in (
+        MethodSpec("LQR", _lqr, requires=("sklearn",)),
+        MethodSpec("QDT", _qdt, requires=("sklearn",)),
+        MethodSpec("LGBM", _lgbm, transparent=False, requires=("lightgbm",)),
+        MethodSpec("SQR", _sqr, requires=("parsimony.symbolic",)),
+        MethodSpec("SQR10K", _sqr10k, requires=("parsimony.symbolic",)),
+        MethodSpec("OSRT", _osrt, target="mean", requires=("parsimony.trees.osrt",)),
+        MethodSpec("OSRT-L1", _osrt_absolute, target="median", requires=("parsimony.trees.osrt",)),
+        MethodSpec("ForestPrune", _forestprune, target="mean", requires=("parsimony.ensembles.forestprune",)),
+        MethodSpec("OrderedBagging", _ordered_bagging, transparent=False, target="mean",
+                   requires=("parsimony.ensembles.ordered_bagging",)),
+    )
+}
+
+
+def resolve_method(method) -> MethodSpec:
+    """A :class:`MethodSpec` from itself or a registered name."""
+    if isinstance(method, MethodSpec):
+        return method
+    if isinstance(method, str) and method in METHODS:
+        return METHODS[method]
+    raise ValueError(f"unknown method {method!r}; registered: {sorted(METHODS)} (or pass a MethodSpec)")
+
+
+def method_available(method) -> bool:
+    """Whether every module the method needs imports here."""
+    return all(available(m) for m in resolve_method(method).requires)
+
+
+# ------------------------------------------------------------------------------------- datasets
+
+
+def _synthetic(name: str):
+    from .. import datasets as ds
+
+    makers = {
+        "friedman1": lambda: ds.make_friedman1(300, noise=1.0, random_state=0),
+        "friedman2": lambda: ds.make_friedman2(300, random_state=0),
+        "friedman3": lambda: ds.make_friedman3(300, random_state=0),
+        "peak": lambda: ds.make_peak(300, random_state=0),
+        "heteroskedastic": lambda: ds.make_heteroskedastic(300, random_state=0),
+    }
+    return makers.get(name)
+
+
+def _sklearn_bundled(name: str):
+    from sklearn import datasets as skd
+
+    loaders = {"diabetes": skd.load_diabetes}
+    if name not in loaders:
+        return None
+    return lambda: loaders[name](return_X_y=True, as_frame=True)
+
+
+#: Datasets available offline without any file: synthetic (300 rows, seed 0) and scikit-learn's.
+BUILTIN_DATASETS = ("friedman1", "friedman2", "friedman3", "peak", "heteroskedastic", "diabetes")
+
+
+def load_benchmark_dataset(name: str, data_dir=None) -> tuple[np.ndarray, np.ndarray, list]:
+    """``(X, y, feature_names)`` as float arrays: a built-in name or a file / PMLB name."""
+    maker = _synthetic(name) or _sklearn_bundled(name)
+    if maker is not None:
+        X, y = maker()
+    else:
+        from ..datasets import load_dataset
+
+        X, y = load_dataset(name, data_dir=data_dir, download=data_dir is None)
+    names = [str(c) for c in X.columns]
+    return X.to_numpy(dtype=np.float64), y.to_numpy(dtype=np.float64), names
+
+
+# ------------------------------------------------------------------------------------- suites
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A named experiment: datasets, methods, quantiles, folds, seeds and a budget."""
+
+    name: str
+    datasets: tuple
+    methods: tuple
+    quantiles: tuple = (0.5, 0.9)
+    folds: int = 5
+    seeds: tuple = (0,)
+    budget: str = "paper"
+
+
+def quick_suite() -> Suite:
+    """Offline in a few minutes on 2 cores: three small built-in datasets, every method whose
+    dependencies are installed (LightGBM only when it imports), the quick budget."""
+    methods = ["LQR", "QDT", "LGBM", "SQR", "OSRT", "OSRT-L1", "ForestPrune", "OrderedBagging"]
+    methods = tuple(m for m in methods if m != "LGBM" or available("lightgbm"))
+    return Suite("quick", ("friedman1", "heteroskedastic", "diabetes"), methods, budget="quick")
+
+
+def pmlb_suite(data_dir, datasets=None, max_rows=None) -> Suite:
+    """The paper's experiment on the PMLB files of ``data_dir`` (all of them, or ``datasets``;
+    files with more than ``max_rows`` rows are left out)."""
+    from ..datasets import list_datasets
+
+    table = list_datasets(data_dir)
+    if table.empty:
+        raise ValueError(f"no datasets found in {data_dir!r}")
+    if max_rows is not None:
+        table = table[table["n"] <= int(max_rows)]
+    names = tuple(table["name"]) if datasets is None else tuple(datasets)
+    missing = sorted(set(names) - set(table["name"]))
+    if missing:
+        raise ValueError(f"datasets not found in {data_dir!r}: {missing}")
+    return Suite("pmlb", names, ("LQR", "QDT", "LGBM", "SQR", "SQR10K"), budget="paper")
