@@ -1,1 +1,38 @@
-"""SRBench-style experiments: runner, baselines, results store and report."""
+"""SRBench-style experiments: runner, baselines, results store and report.
+
+``run_benchmark`` runs every (dataset, method, quantile, fold, seed) task into a resumable SQLite
+store (joblib locally, Dask on a cluster); ``report`` turns a store into the SQR paper's tables,
+tests and plots. Nothing heavy is imported until used.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_LAZY = {
+    "run_benchmark": "parsimony.experiments.runner",
+    "run_task": "parsimony.experiments.runner",
+    "Task": "parsimony.experiments.runner",
+    "report": "parsimony.experiments.report",
+    "BenchmarkReport": "parsimony.experiments.report",
+    "ResultStore": "parsimony.experiments.store",
+    "load_results": "parsimony.experiments.store",
+    "QuantileDecisionTreeRegressor": "parsimony.experiments.baselines",
+    "TunedQuantileRegressor": "parsimony.experiments.baselines",
+    "make_lqr": "parsimony.experiments.baselines",
+    "make_qdt": "parsimony.experiments.baselines",
+    "make_lgbm": "parsimony.experiments.baselines",
+    "METHODS": "parsimony.experiments.suites",
+    "MethodSpec": "parsimony.experiments.suites",
+    "Budget": "parsimony.experiments.suites",
+    "BUDGETS": "parsimony.experiments.suites",
+    "quick_suite": "parsimony.experiments.suites",
+    "pmlb_suite": "parsimony.experiments.suites",
+}
+__all__ = list(_LAZY)
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'parsimony.experiments' has no attribute {name!r}")

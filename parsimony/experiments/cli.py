@@ -1,0 +1,101 @@
+"""``parsimony bench run`` and ``parsimony bench report`` (hooked into :mod:`parsimony.cli`)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+
+def _parse_quantiles(text: str):
+    try:
+        return tuple(float(q) for q in text.replace(",", " ").split())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"quantiles must be numbers like '0.5,0.9', got {text!r}") from None
+
+
+def _parse_list(text: str):
+    return tuple(item for item in text.replace(",", " ").split() if item)
+
+
+def _bench_run(args) -> int:
+    from .report import report
+    from .runner import run_benchmark
+    from .suites import pmlb_suite, quick_suite
+
+    if args.suite == "quick":
+        suite = quick_suite()
+        if args.datasets:
+            suite = dataclasses.replace(suite, datasets=args.datasets)
+    else:
+        if args.data_dir is None:
+            raise ValueError("the pmlb suite needs --data-dir (a folder of PMLB .tsv.gz files)")
+        suite = pmlb_suite(args.data_dir, datasets=args.datasets, max_rows=args.max_rows)
+    methods = args.methods or suite.methods
+    quantiles = args.quantiles or suite.quantiles
+    folds = args.folds if args.folds is not None else suite.folds
+    seeds = args.seeds or suite.seeds
+    budget = args.budget or suite.budget
+    print(f"parsimony bench: suite {suite.name}, {len(suite.datasets)} datasets, methods {', '.join(methods)}, "
+          f"quantiles {', '.join(f'{q:g}' for q in quantiles)}, {folds} folds, seeds {list(seeds)}, budget {budget}, "
+          f"store {args.store}", file=sys.stderr)
+    results = run_benchmark(
+        suite.datasets, methods, quantiles=quantiles, folds=folds, seeds=seeds, store=args.store, n_jobs=args.n_jobs,
+        scheduler=args.scheduler, budget=budget, data_dir=args.data_dir, retry_failed=args.retry_failed,
+        progress=not args.no_progress,
+    )
+    rep = report(results, plots=False)
+    from .report import to_markdown
+
+    print("\nTable 2 (mean ± sd over datasets):\n")
+    print(to_markdown(rep.summary))
+    n_failed = int((results["status"] == "failed").sum())
+    if n_failed:
+        print(f"\n{n_failed} of {len(results)} tasks failed:")
+        print(to_markdown(rep.failures))
+    print(f"\nresults in {args.store}; full report: parsimony bench report {args.store} --out DIR")
+    return 0
+
+
+def _bench_report(args) -> int:
+    from .report import report
+
+    tested = args.tested if args.tested in ("transparent", "all") else _parse_list(args.tested)
+    rep = report(args.store, out=args.out, tested=tested, plots=not args.no_plots)
+    if args.out is None:
+        print(rep.to_markdown())
+    else:
+        print(f"report written to {args.out}")
+    return 0
+
+
+def add_bench_parser(commands) -> None:
+    """Add ``bench run`` and ``bench report`` to the ``parsimony`` command's subparsers."""
+    bench = commands.add_parser("bench", help="SRBench-style experiments: run a suite, report results")
+    bench_cmd = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
+
+    run = bench_cmd.add_parser("run", help="run (or resume) a benchmark into a SQLite results store")
+    run.add_argument("--suite", choices=("quick", "pmlb"), default="quick",
+                     help="quick: built-in data, offline, minutes; pmlb: the PMLB files of --data-dir")
+    run.add_argument("--data-dir", default=None, help="folder with PMLB .tsv.gz files (pmlb suite)")
+    run.add_argument("--datasets", type=_parse_list, default=None, help="only these datasets (comma-separated)")
+    run.add_argument("--max-rows", type=int, default=None, help="pmlb suite: skip datasets with more rows")
+    run.add_argument("--methods", type=_parse_list, default=None, help="comma-separated method names (default: the suite's)")
+    run.add_argument("--quantiles", type=_parse_quantiles, default=None, help="e.g. 0.5,0.9 (default: the suite's)")
+    run.add_argument("--folds", type=int, default=None, help="cross-validation folds (default 5)")
+    run.add_argument("--seeds", type=lambda t: tuple(int(s) for s in _parse_list(t)), default=None,
+                     help="comma-separated seeds (default 0)")
+    run.add_argument("--budget", choices=("paper", "quick", "tiny"), default=None, help="compute budget (default: the suite's)")
+    run.add_argument("--store", default="results.sqlite", help="SQLite results file (resumed when it exists)")
+    run.add_argument("--n-jobs", type=int, default=-1, help="local worker processes (joblib; -1 = all cores, 1 = in this process)")
+    run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
+    run.add_argument("--retry-failed", action="store_true", help="rerun tasks stored as failed")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    run.set_defaults(func=_bench_run)
+
+    rep = bench_cmd.add_parser("report", help="tables, tests and plots of a results store")
+    rep.add_argument("store", help="the SQLite results file")
+    rep.add_argument("--out", default=None, help="folder for report.md, CSV/LaTeX tables and PNG plots")
+    rep.add_argument("--tested", default="transparent", help="methods the tests compare: transparent, all, or a comma-separated list")
+    rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    rep.set_defaults(func=_bench_report)

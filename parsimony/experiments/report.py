@@ -1,0 +1,431 @@
+"""The benchmark report in the SQR paper's layout (Section 4 and Appendices C, E).
+
+- Table 2 (:attr:`BenchmarkReport.summary`): per method, mean +- sd over datasets of the
+  per-dataset means (over folds and seeds) of NQL, ACE and parsimony at every quantile.
+- Table 3 (:attr:`BenchmarkReport.runtime`): mean +- sd fit time in ms.
+- Table 6 (:attr:`BenchmarkReport.friedman`): a Friedman test per (metric, quantile), alpha
+  Bonferroni-corrected for the number of such tests.
+- Tables 7-8 (:attr:`BenchmarkReport.wilcoxon`): pairwise Wilcoxon signed-rank tests, alpha
+  Bonferroni-corrected for every pair of every (metric, quantile).
+- Table 11 (:attr:`BenchmarkReport.per_dataset`): per quantile and dataset, every metric of every
+  method.
+- Critical-difference diagrams (Nemenyi, over all methods) and accuracy-parsimony Pareto plots.
+
+Conventions: a (dataset, method, quantile) enters the tables only when all its tasks succeeded
+(failures are listed in :attr:`BenchmarkReport.failures`); the statistical tests use the datasets
+on which every tested method is complete; standard deviations use ``ddof=1``. By default the
+tests compare the transparent methods, as the paper does (``tested="all"`` for every method).
+Quantile-agnostic methods (``target`` "mean"/"median") appear at tau = .5 only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .. import stats
+from .store import load_results
+
+#: Reported metrics: column, full name, abbreviation, decimals.
+METRICS = {
+    "nql": ("Normalized quantile loss", "nql", 3),
+    "ace": ("Absolute coverage error", "ace", 3),
+    "complexity": ("Parsimony", "pars", 2),
+}
+_PER_DATASET = (("complexity", "Parsimony"), ("ace", "ACE"), ("nql", "NQL"), ("time_ms", "Time (ms)"))
+
+
+def _tau(q) -> str:
+    return f"tau={q:g}"
+
+
+def dataset_means(results: pd.DataFrame) -> pd.DataFrame:
+    """Per (dataset, method, quantile): means over folds and seeds, when every task succeeded.
+
+    Columns: the key, ``n_tasks``, ``n_failed``, ``complete``, the metric means, ``time_ms``
+    (mean fit time in ms), ``n`` (rows), ``d`` (features), ``transparent`` and ``target``.
+    """
+    if results.empty:
+        raise ValueError("the results store has no rows")
+    df = results.copy()
+    df["time_ms"] = df["fit_time"].astype(float) * 1000.0
+    df["ok"] = df["status"] == "ok"
+    keys = ["dataset", "method", "quantile"]
+    grouped = df.groupby(keys, sort=True)
+    out = grouped.agg(n_tasks=("status", "size"), n_ok=("ok", "sum"), transparent=("transparent", "max"),
+                      target=("target", "first")).reset_index()
+    out["n_failed"] = out["n_tasks"] - out["n_ok"]
+    ok = df[df["ok"]].copy()
+    ok["n"] = ok["n_train"] + ok["n_test"]
+    values = ok.groupby(keys, sort=True).agg(
+        nql=("nql", "mean"), ace=("ace", "mean"), pinball=("pinball", "mean"), coverage=("coverage", "mean"),
+        complexity=("complexity", "mean"), time_ms=("time_ms", "mean"), n=("n", "max"), d=("n_features", "max"),
+        nql_missing=("nql", lambda s: s.isna().any()),
+    ).reset_index()
+    out = out.merge(values, on=keys, how="left")
+    out["complete"] = (out["n_failed"] == 0) & ~out["nql_missing"].fillna(True).astype(bool)
+    metric_cols = ["nql", "ace", "pinball", "coverage", "complexity", "time_ms"]
+    out.loc[~out["complete"], metric_cols] = np.nan
+    out["transparent"] = out["transparent"].fillna(0).astype(bool)
+    return out.drop(columns=["n_ok", "nql_missing"])
+
+
+def _mean_sd(values: pd.Series, decimals: int) -> str:
+    values = values.dropna()
+    if values.empty:
+        return ""
+    mean = values.mean()
+    sd = values.std(ddof=1) if len(values) > 1 else math.nan
+    return f"{mean:.{decimals}f} ± {sd:.{decimals}f}" if np.isfinite(sd) else f"{mean:.{decimals}f} ± -"
+
+
+def _methods_order(means: pd.DataFrame) -> list:
+    return sorted(means["method"].unique())
+
+
+def summary_table(means: pd.DataFrame, metrics=tuple(METRICS), bold=None) -> pd.DataFrame:
+    """Table 2: rows methods; columns (metric, tau) with ``mean ± sd``; then Transparent, Target.
+
+    ``bold`` is an optional set of ``(method, metric, quantile)`` cells to wrap in ``**``.
+    """
+    quantiles = sorted(means["quantile"].unique())
+    methods = _methods_order(means)
+    columns = pd.MultiIndex.from_tuples([(METRICS[m][0], _tau(q)) for m in metrics for q in quantiles])
+    table = pd.DataFrame(index=pd.Index(methods, name="method"), columns=columns, dtype=object)
+    for m in metrics:
+        for q in quantiles:
+            sub = means[means["quantile"] == q].set_index("method")
+            for method in methods:
+                text = _mean_sd(sub.loc[[method], m], METRICS[m][2]) if method in sub.index else ""
+                if text and bold and (method, m, q) in bold:
+                    text = f"**{text}**"
+                table.loc[method, (METRICS[m][0], _tau(q))] = text
+    info = means.groupby("method").agg(transparent=("transparent", "max"), target=("target", "first"))
+    table[("Transparent", "")] = ["yes" if info.loc[m, "transparent"] else "no" for m in methods]
+    table[("Target", "")] = [info.loc[m, "target"] for m in methods]
+    return table
+
+
+def runtime_table(means: pd.DataFrame) -> pd.DataFrame:
+    """Table 3: mean ± sd of the per-dataset mean fit time (ms), per method and quantile."""
+    quantiles = sorted(means["quantile"].unique())
+    methods = _methods_order(means)
+    table = pd.DataFrame(index=pd.Index(methods, name="method"), columns=[_tau(q) for q in quantiles], dtype=object)
+    for q in quantiles:
+        sub = means[means["quantile"] == q].set_index("method")
+        for method in methods:
+            table.loc[method, _tau(q)] = _mean_sd(sub.loc[[method], "time_ms"], 2) if method in sub.index else ""
+    return table
+
+
+def _tested_methods(means: pd.DataFrame, tested) -> list:
+    if tested == "transparent":
+        return sorted(means.loc[means["transparent"], "method"].unique())
+    if tested == "all":
+        return sorted(means["method"].unique())
+    names = list(tested)
+    unknown = sorted(set(names) - set(means["method"]))
+    if unknown:
+        raise ValueError(f"tested names methods not in the results: {unknown}")
+    return sorted(names)
+
+
+def _blocks(means, metric, quantile, methods) -> pd.DataFrame:
+    """Long table (dataset, method, value) on the datasets where every method is complete."""
+    sub = means[(means["quantile"] == quantile) & means["method"].isin(methods)]
+    wide = sub.pivot(index="dataset", columns="method", values=metric)
+    wide = wide.dropna(axis=1, how="all").dropna(axis=0, how="any")
+    return wide.reset_index().melt(id_vars="dataset", var_name="method", value_name="value"), list(wide.columns)
+
+
+def statistical_tests(means: pd.DataFrame, tested="transparent", metrics=tuple(METRICS), alpha=0.05):
+    """Tables 6-8: Friedman per (metric, quantile), then pairwise Wilcoxon signed-rank tests.
+
+    Returns ``(friedman, wilcoxon)`` DataFrames. Friedman's alpha is divided by the number of
+    (metric, quantile) tests; Wilcoxon's by the number of pairs over all of them (the paper's 6 and
+    18). A test that cannot run (fewer than 3 methods for Friedman, fewer than 2 complete
+    datasets) is listed with NaN values.
+    """
+    methods = _tested_methods(means, tested)
+    cases = [(m, q) for m in metrics for q in sorted(means["quantile"].unique())]
+    blocks = {case: _blocks(means, case[0], case[1], methods) for case in cases}
+    n_pairs = sum(len(list(itertools.combinations(cols, 2))) for _, cols in blocks.values())
+    f_rows, w_rows = [], []
+    for (metric, q), (long, cols) in blocks.items():
+        name, abbr, _ = METRICS[metric]
+        base = {"metric": name, "abbr": abbr, "quantile": q}
+        n_blocks = long["dataset"].nunique()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            if len(cols) >= 3 and n_blocks >= 2:
+                res = stats.friedman(long, alpha=alpha, n_tests=len(cases)).iloc[0]
+                f_rows.append({**base, "n_datasets": n_blocks, "n_methods": len(cols), "statistic": res["statistic"],
+                               "p_value": res["p_value"], "alpha": res["alpha"], "significant": bool(res["significant"])})
+            else:
+                f_rows.append({**base, "n_datasets": n_blocks, "n_methods": len(cols), "statistic": np.nan,
+                               "p_value": np.nan, "alpha": alpha / len(cases), "significant": False})
+            for a, b in itertools.combinations(cols, 2):
+                row = {**base, "models": f"{a} vs {b}", "method_a": a, "method_b": b, "n_datasets": n_blocks}
+                if n_blocks >= 2:
+                    res = stats.wilcoxon_pairwise(long, alpha=alpha, n_comparisons=n_pairs, pairs=[(a, b)]).iloc[0]
+                    row.update(mean_a=res["mean_a"], mean_b=res["mean_b"], statistic=res["statistic"],
+                               p_value=res["p_value"], alpha=res["alpha"], significant=bool(res["significant"]))
+                else:
+                    row.update(mean_a=np.nan, mean_b=np.nan, statistic=np.nan, p_value=np.nan,
+                               alpha=alpha / max(n_pairs, 1), significant=False)
+                w_rows.append(row)
+    f_cols = ["metric", "abbr", "quantile", "n_datasets", "n_methods", "statistic", "p_value", "alpha", "significant"]
+    w_cols = ["metric", "abbr", "quantile", "models", "method_a", "method_b", "n_datasets", "mean_a", "mean_b",
+              "statistic", "p_value", "alpha", "significant"]
+    return pd.DataFrame(f_rows, columns=f_cols), pd.DataFrame(w_rows, columns=w_cols)
+
+
+def significant_best(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> set:
+    """``(method, metric, quantile)`` cells whose method has the lowest mean among the tested ones
+    and beats every other tested method significantly (Table 2's bold)."""
+    cells = set()
+    for (abbr, q), sub in wilcoxon.groupby(["abbr", "quantile"]):
+        metric = next(m for m, v in METRICS.items() if v[1] == abbr)
+        names = sorted(set(sub["method_a"]) | set(sub["method_b"]))
+        avg = means[(means["quantile"] == q) & means["method"].isin(names)].groupby("method")[metric].mean()
+        if avg.dropna().empty:
+            continue
+        best = avg.idxmin()
+        mine = sub[(sub["method_a"] == best) | (sub["method_b"] == best)]
+        if len(mine) == len(names) - 1 and len(mine) and mine["significant"].all():
+            cells.add((best, metric, q))
+    return cells
+
+
+def per_dataset_table(means: pd.DataFrame) -> pd.DataFrame:
+    """Table 11: rows (tau, dataset, n, d); columns (metric, method) of per-dataset means."""
+    info = means.groupby("dataset").agg(n=("n", "max"), d=("d", "max"))
+    methods = _methods_order(means)
+    frames = []
+    for metric, label in _PER_DATASET:
+        wide = means.pivot_table(index=["quantile", "dataset"], columns="method", values=metric, dropna=False)
+        wide = wide.reindex(columns=methods)
+        wide.columns = pd.MultiIndex.from_product([[label], wide.columns])
+        frames.append(wide)
+    table = pd.concat(frames, axis=1).reset_index()
+    table.insert(2, "n", table["dataset"].map(info["n"]).astype("Int64"))
+    table.insert(3, "d", table["dataset"].map(info["d"]).astype("Int64"))
+    table = table.rename(columns={"quantile": "tau"})
+    return table
+
+
+def failures_table(means: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """Failed tasks per (dataset, method, quantile) with the first line of one error."""
+    failed = results[results["status"] == "failed"]
+    if failed.empty:
+        return pd.DataFrame(columns=["dataset", "method", "quantile", "n_failed", "error"])
+    first = failed.groupby(["dataset", "method", "quantile"]).agg(
+        n_failed=("status", "size"), error=("error", lambda s: str(s.iloc[0]).splitlines()[0] if len(s) else ""))
+    return first.reset_index()
+
+
+# ----------------------------------------------------------------------------- writers
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return ""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        if v != 0 and abs(v) < 1e-3:
+            return f"{v:.2e}"
+        return f"{v:.4g}" if abs(v) < 1e4 else f"{v:.0f}"
+    return str(value)
+
+
+def _flat(df: pd.DataFrame) -> tuple[list, list]:
+    df = df.reset_index() if df.index.name is not None else df
+    headers = [" ".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c) for c in df.columns]
+    rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
+    return headers, rows
+
+
+def to_markdown(df: pd.DataFrame) -> str:
+    """A GitHub-flavoured Markdown table (MultiIndex columns joined with spaces)."""
+    headers, rows = _flat(df)
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+_LATEX_ESCAPES = {"&": r"\&", "%": r"\%", "_": r"\_", "#": r"\#", "$": r"\$", "{": r"\{", "}": r"\}",
+                  "±": r"$\pm$", "~": r"\textasciitilde{}", "^": r"\^{}"}
+
+
+def _latex_escape(text: str) -> str:
+    text = "".join(_LATEX_ESCAPES.get(ch, ch) for ch in str(text))
+    if text.startswith("**") and text.endswith("**") and len(text) > 4:
+        text = r"\textbf{" + text[2:-2] + "}"
+    return text
+
+
+def to_latex(df: pd.DataFrame, caption=None) -> str:
+    """A LaTeX ``tabular`` (booktabs); two-level columns become a ``\\multicolumn`` header."""
+    frame = df.reset_index() if df.index.name is not None else df
+    cols = list(frame.columns)
+    body = [[_latex_escape(_cell(v)) for v in row] for row in frame.itertuples(index=False)]
+    lines = []
+    if caption:
+        lines += [r"\begin{table}", r"\centering", rf"\caption{{{_latex_escape(caption)}}}"]
+    lines += [rf"\begin{{tabular}}{{{'l' * len(cols)}}}", r"\toprule"]
+    if any(isinstance(c, tuple) for c in cols):
+        top = [c[0] if isinstance(c, tuple) else c for c in cols]
+        cells, i = [], 0
+        while i < len(top):
+            j = i
+            while j + 1 < len(top) and top[j + 1] == top[i] and isinstance(cols[j + 1], tuple) and cols[j + 1][1]:
+                j += 1
+            span = j - i + 1
+            label = _latex_escape(top[i])
+            cells.append(label if span == 1 else rf"\multicolumn{{{span}}}{{c}}{{{label}}}")
+            i = j + 1
+        lines.append(" & ".join(cells) + r" \\")
+        lines.append(" & ".join(_latex_escape(c[1]) if isinstance(c, tuple) else "" for c in cols) + r" \\")
+    else:
+        lines.append(" & ".join(_latex_escape(c) for c in cols) + r" \\")
+    lines.append(r"\midrule")
+    lines += [" & ".join(row) + r" \\" for row in body]
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption:
+        lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------- the report
+
+
+@dataclass
+class BenchmarkReport:
+    """Tables (DataFrames) and plot-ready data of a benchmark; :meth:`write` saves them all."""
+
+    results: pd.DataFrame
+    means: pd.DataFrame
+    summary: pd.DataFrame
+    runtime: pd.DataFrame
+    friedman: pd.DataFrame
+    wilcoxon: pd.DataFrame
+    per_dataset: pd.DataFrame
+    failures: pd.DataFrame
+    tested: list = field(default_factory=list)
+
+    def _stats_view(self, table: pd.DataFrame, wilcoxon=False) -> pd.DataFrame:
+        cols = ["metric", "abbr", "quantile", "models", "statistic", "p_value", "significant"] if wilcoxon else \
+            ["metric", "abbr", "quantile", "statistic", "p_value", "significant"]
+        view = table[cols].copy()
+        view["p_value"] = [("<0.001" if p < 0.001 else f"{p:.4f}") if np.isfinite(p) else "" for p in view["p_value"]]
+        view["significant"] = ["Yes" if s else "No" for s in view["significant"]]
+        return view.rename(columns={"metric": "Metric", "abbr": "Abbr.", "quantile": "tau", "models": "Models",
+                                    "statistic": "T-statistic" if wilcoxon else "Test statistic",
+                                    "p_value": "p-value", "significant": "Significant"})
+
+    def to_markdown(self) -> str:
+        """The whole report as Markdown."""
+        parts = ["# Benchmark report", "",
+                 f"{self.means['dataset'].nunique()} datasets, {self.means['method'].nunique()} methods, "
+                 f"{len(self.results)} tasks ({int((self.results['status'] == 'failed').sum())} failed). "
+                 f"Tests compare: {', '.join(self.tested) or 'none'}.", "",
+                 "## Table 2: mean ± sd over datasets", "", to_markdown(self.summary), "",
+                 "## Table 3: fit time (ms)", "", to_markdown(self.runtime), "",
+                 "## Table 6: Friedman tests (Bonferroni)", "", to_markdown(self._stats_view(self.friedman)), ""]
+        for q in sorted(self.wilcoxon["quantile"].unique()):
+            view = self._stats_view(self.wilcoxon[self.wilcoxon["quantile"] == q], wilcoxon=True)
+            parts += [f"## Pairwise Wilcoxon signed-rank tests, tau={q:g} (Bonferroni)", "", to_markdown(view), ""]
+        parts += ["## Table 11: per dataset", "", to_markdown(self.per_dataset), ""]
+        if not self.failures.empty:
+            parts += ["## Failed tasks", "", to_markdown(self.failures), ""]
+        return "\n".join(parts)
+
+    def write(self, out, plots=True) -> list:
+        """Write ``report.md`` and every table as CSV and LaTeX (and the PNG plots) into ``out``."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        written = [out / "report.md"]
+        (out / "report.md").write_text(self.to_markdown(), encoding="utf-8")
+        tables = {"summary": self.summary, "runtime": self.runtime, "friedman": self._stats_view(self.friedman),
+                  "wilcoxon": self._stats_view(self.wilcoxon, wilcoxon=True), "per_dataset": self.per_dataset}
+        for name, table in tables.items():
+            flat = table.copy()
+            if isinstance(flat.columns, pd.MultiIndex):
+                flat.columns = [" ".join(str(p) for p in c if str(p)) for c in flat.columns]
+            flat.to_csv(out / f"{name}.csv", index=table.index.name is not None)
+            (out / f"{name}.tex").write_text(to_latex(table, caption=name.replace("_", " ")), encoding="utf-8")
+            written += [out / f"{name}.csv", out / f"{name}.tex"]
+        self.failures.to_csv(out / "failures.csv", index=False)
+        written.append(out / "failures.csv")
+        if plots:
+            written += self.plot(out)
+        return written
+
+    def plot(self, out) -> list:
+        """Save a critical-difference diagram per (metric, quantile) and a Pareto plot per quantile."""
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        from ..plotting import plot_accuracy_parsimony, plot_critical_difference
+
+        out = Path(out)
+        written = []
+        for q in sorted(self.means["quantile"].unique()):
+            for metric in METRICS:
+                long, cols = _blocks(self.means, metric, q, sorted(self.means["method"].unique()))
+                if len(cols) < 2 or long["dataset"].nunique() < 2:
+                    continue
+                ranks = stats.average_ranks(long)
+                cd = stats.nemenyi_critical_difference(len(cols), long["dataset"].nunique())
+                ax = plot_critical_difference(ranks, cd, title=f"{METRICS[metric][0]}, tau={q:g}")
+                path = out / f"cd_{metric}_{q:g}.png"
+                ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+                plt.close(ax.figure)
+                written.append(path)
+            sub = self.means[self.means["quantile"] == q].groupby("method")[["nql", "complexity"]].mean().dropna()
+            if len(sub):
+                ax = plot_accuracy_parsimony(sub, title=f"tau={q:g}")
+                path = out / f"pareto_{q:g}.png"
+                ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+                plt.close(ax.figure)
+                written.append(path)
+        return written
+
+
+def report(store, out=None, tested="transparent", alpha=0.05, plots=True) -> BenchmarkReport:
+    """Build the report of a results store (path, ResultStore or results DataFrame).
+
+    Parameters
+    ----------
+    store : path, ResultStore or DataFrame
+    out : path, optional
+        Folder to write ``report.md``, CSV and LaTeX tables and PNG plots into.
+    tested : {"transparent", "all"} or list of str, default="transparent"
+        Methods compared by the statistical tests.
+    alpha : float, default=0.05
+        Family-wise level before the Bonferroni corrections.
+    plots : bool, default=True
+        Write the PNG plots too (only with ``out``).
+    """
+    results = load_results(store)
+    means = dataset_means(results)
+    friedman, wilcoxon = statistical_tests(means, tested=tested, alpha=alpha)
+    rep = BenchmarkReport(
+        results=results, means=means,
+        summary=summary_table(means, bold=significant_best(means, wilcoxon)),
+        runtime=runtime_table(means), friedman=friedman, wilcoxon=wilcoxon, per_dataset=per_dataset_table(means),
+        failures=failures_table(means, results), tested=_tested_methods(means, tested),
+    )
+    if out is not None:
+        rep.write(out, plots=plots)
+    return rep
