@@ -80,3 +80,94 @@ def plot_bias_variance(table, quantity="bias2", ax=None, label=None):
 
 
 # --- Experiments: critical-difference diagrams and result plots -------------------------------
+def plot_critical_difference(ranks, critical_difference, ax=None, title=None):
+    """Critical-difference diagram (Demšar 2006): average ranks on an axis, best (rank 1) left.
+
+    Methods whose ranks differ by less than ``critical_difference`` are joined by a thick bar.
+
+    Parameters
+    ----------
+    ranks : pandas.Series
+        Average rank per method (``parsimony.stats.average_ranks``).
+    critical_difference : float
+        Nemenyi critical difference (``parsimony.stats.nemenyi_critical_difference``).
+    ax : matplotlib Axes, optional
+    title : str, optional
+    """
+    import numpy as np
+
+    ranks = ranks.sort_values()
+    k = len(ranks)
+    if k < 2:
+        raise ValueError(f"a critical-difference diagram needs at least 2 methods, got {k}")
+    ax = _axes(ax, figsize=(7, 1.2 + 0.35 * k))
+    low, high = 1, max(k, int(np.ceil(ranks.max())))
+    ax.set_xlim(low - 0.3, high + 0.3)
+    ax.hlines(0, low, high, color="black", linewidth=1)
+    for r in range(low, high + 1):
+        ax.vlines(r, 0, 0.15, color="black", linewidth=1)
+        ax.text(r, 0.3, str(r), ha="center", va="bottom", fontsize=9)
+    half = (k + 1) // 2
+    for i, (name, rank) in enumerate(ranks.items()):
+        left = i < half
+        level = -(i + 1) if left else -(k - i)
+        edge = low - 0.2 if left else high + 0.2
+        ax.plot([rank, rank, edge], [0, level * 0.5, level * 0.5], color="black", linewidth=0.8)
+        ax.text(edge, level * 0.5, f"{name} ({rank:.2f})", ha="right" if left else "left", va="center", fontsize=9)
+    values = ranks.to_numpy()
+    cliques, bar = [], -0.25
+    for i in range(k):
+        j = max(np.flatnonzero(values - values[i] < critical_difference))
+        if j > i and not any(a <= i and j <= b for a, b in cliques):
+            cliques.append((i, j))
+    for i, j in cliques:
+        ax.hlines(bar, values[i] - 0.03, values[j] + 0.03, color="black", linewidth=3)
+        bar -= 0.2
+    ax.set_ylim(min(-0.5 * ((k + 1) // 2) - 0.4, bar - 0.2), 1.7)
+    ax.hlines(1.3, low, low + critical_difference, color="tab:red", linewidth=2)
+    ax.text(low + critical_difference / 2, 1.4, f"CD = {critical_difference:.2f}", ha="center", va="bottom", fontsize=8)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=10)
+    return ax
+
+
+def plot_accuracy_parsimony(summary, accuracy="nql", parsimony="complexity", ax=None, title=None):
+    """Methods in the (parsimony, loss) plane with their Pareto front (lower is better on both).
+
+    Parameters
+    ----------
+    summary : pandas.DataFrame
+        One row per method (the index names it) with columns ``accuracy`` and ``parsimony``.
+    accuracy, parsimony : str
+        Column names (defaults: mean normalized quantile loss and mean complexity).
+    ax : matplotlib Axes, optional
+    title : str, optional
+    """
+    import numpy as np
+
+    if summary.empty:
+        raise ValueError("summary has no rows to plot")
+    ax = _axes(ax)
+    x = summary[parsimony].to_numpy(dtype=float)
+    y = summary[accuracy].to_numpy(dtype=float)
+    order = np.lexsort((y, x))
+    front, best = [], np.inf
+    for i in order:
+        if y[i] < best:
+            front.append(i)
+            best = y[i]
+    on_front = np.isin(np.arange(len(x)), front)
+    ax.scatter(x[~on_front], y[~on_front], color="grey", zorder=3, label="dominated")
+    ax.scatter(x[on_front], y[on_front], color="tab:blue", zorder=3, label="Pareto front")
+    ax.step(x[front], y[front], where="post", color="tab:blue", linewidth=1)
+    for name, xi, yi in zip(summary.index, x, y):
+        ax.annotate(str(name), (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    if np.all(x > 0) and x.max() / max(x.min(), 1e-12) > 20:
+        ax.set_xscale("log")
+    ax.set_xlabel("mean parsimony (complexity)")
+    ax.set_ylabel("mean normalized quantile loss" if accuracy == "nql" else accuracy)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return ax
