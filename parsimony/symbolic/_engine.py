@@ -1,0 +1,615 @@
+"""Regularized evolution over flat-array expressions (numba kernels).
+
+One call of :func:`evolve_population` runs one iteration of one population: ``ncycles``
+cycles of tournament selection, mutation or crossover and age-based replacement (the oldest
+member dies), then simplification and, with some probability per member, constant
+optimisation. Every population owns its arrays and its random state, so populations can run
+on any thread in any order and give the same result; the orchestration in ``_search.py`` then
+merges the per-population halls of fame and migrates members at deterministic sync points.
+
+Mutations follow PySR's set: mutate a constant, mutate an operator, swap operands, add a node
+(at the root or at a leaf), insert a node, delete a node, simplify, randomize, do nothing;
+plus subtree crossover. All mutations are splices of postfix arrays into scratch buffers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._numba import njit
+from ._evaluator import binary_scalar, tree_loss, unary_scalar
+from ._expressions import (
+    ADD, ARITY, CONST, DIV, MUL, NEG, POW, SUB, VAR,
+)
+from ._optimize import optimize_constants
+from ._random import normal, randint, uniform
+
+# indices into the float parameter vector of evolve_population
+(P_MAXSIZE, P_NCYCLES, P_TOURNAMENT_N, P_TOURNAMENT_P, P_CROSSOVER, P_PARSIMONY, P_ADAPTIVE,
+ P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_EVALS, P_OPTIMIZE_RESTARTS, P_PERTURBATION, P_SIMPLIFY,
+ P_BASELINE, P_N_FEATURES) = range(14)
+N_PARAMS = 14
+
+# mutation kinds (index into the mutation weight vector)
+(M_CONSTANT, M_OPERATOR, M_SWAP, M_ADD, M_INSERT, M_DELETE, M_SIMPLIFY, M_RANDOMIZE,
+ M_NOTHING) = range(9)
+MUTATION_NAMES = ("mutate_constant", "mutate_operator", "swap_operands", "add_node", "insert_node",
+                  "delete_node", "simplify", "randomize", "do_nothing")
+
+
+# ------------------------------------------------------------------------------ tree helpers
+@njit
+def subtree_start(ops, end):
+    """Index of the first node of the subtree whose root is at ``end``."""
+    need = 1
+    j = end
+    while True:
+        need += ARITY[ops[j]] - 1
+        if need == 0:
+            return j
+        j -= 1
+
+
+@njit
+def tree_complexity(ops, length, weights):
+    total = 0
+    for i in range(length):
+        total += weights[ops[i]]
+    return total
+
+
+@njit
+def _copy(src_ops, src_feats, src_vals, s, e, dst_ops, dst_feats, dst_vals, at):
+    """Copy nodes ``s..e-1`` of the source to position ``at`` of the destination."""
+    for t in range(e - s):
+        dst_ops[at + t] = src_ops[s + t]
+        dst_feats[at + t] = src_feats[s + t]
+        dst_vals[at + t] = src_vals[s + t]
+
+
+@njit
+def _set(ops, feats, vals, at, op, feat, val):
+    ops[at] = op
+    feats[at] = feat
+    vals[at] = val
+
+
+@njit
+def _random_leaf(ops, feats, vals, at, state, n_features):
+    if uniform(state) < 0.5:
+        _set(ops, feats, vals, at, CONST, 0, normal(state))
+    else:
+        _set(ops, feats, vals, at, VAR, randint(state, n_features), 0.0)
+
+
+@njit
+def _random_operator(state, binops, unops):
+    nb = binops.shape[0]
+    nu = unops.shape[0]
+    k = randint(state, nb + nu)
+    return binops[k] if k < nb else unops[k - nb]
+
+
+@njit
+def _nth(ops, length, mode, n):
+    """Position of the n-th node of a kind: 0 constants, 1 operators, 2 binary, 3 leaves, 4 any."""
+    count = 0
+    for i in range(length):
+        a = ARITY[ops[i]]
+        hit = ((mode == 0 and ops[i] == CONST) or (mode == 1 and a > 0) or (mode == 2 and a == 2)
+               or (mode == 3 and a == 0) or mode == 4)
+        if hit:
+            if count == n:
+                return i
+            count += 1
+    return -1
+
+
+@njit
+def _count(ops, length, mode):
+    count = 0
+    for i in range(length):
+        a = ARITY[ops[i]]
+        if ((mode == 0 and ops[i] == CONST) or (mode == 1 and a > 0) or (mode == 2 and a == 2)
+                or (mode == 3 and a == 0) or mode == 4):
+            count += 1
+    return count
+
+
+# ---------------------------------------------------------------------------------- mutations
+@njit(error_model="numpy")
+def _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, perturbation):
+    n = _count(ops, length, 0)
+    if n == 0:
+        return -1
+    i = _nth(ops, length, 0, randint(state, n))
+    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
+    max_change = perturbation + 1.1
+    factor = max_change ** uniform(state)
+    if uniform(state) < 0.5:
+        o_vals[i] *= factor
+    else:
+        o_vals[i] /= factor
+    if uniform(state) < 0.01:
+        o_vals[i] = -o_vals[i]
+    return length
+
+
+@njit
+def _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, binops, unops):
+    n = _count(ops, length, 1)
+    if n == 0:
+        return -1
+    i = _nth(ops, length, 1, randint(state, n))
+    choices = binops if ARITY[ops[i]] == 2 else unops
+    if choices.shape[0] < 2:
+        return -1
+    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
+    o_ops[i] = choices[randint(state, choices.shape[0])]
+    return length
+
+
+@njit
+def _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
+    n = _count(ops, length, 2)
+    if n == 0:
+        return -1
+    i = _nth(ops, length, 2, randint(state, n))
+    right = subtree_start(ops, i - 1)
+    left = subtree_start(ops, right - 1)
+    _copy(ops, feats, vals, 0, left, o_ops, o_feats, o_vals, 0)
+    _copy(ops, feats, vals, right, i, o_ops, o_feats, o_vals, left)
+    _copy(ops, feats, vals, left, right, o_ops, o_feats, o_vals, left + i - right)
+    _copy(ops, feats, vals, i, length, o_ops, o_feats, o_vals, i)
+    return length
+
+
+@njit
+def _wrap_subtree(ops, feats, vals, length, s, e, o_ops, o_feats, o_vals, cap, state, binops, unops,
+                  n_features, new_leaves):
+    """Put a random operator above nodes ``s..e``; with ``new_leaves`` the subtree is replaced
+    by fresh random leaves (PySR's append at a leaf), otherwise it becomes an operand."""
+    op = _random_operator(state, binops, unops)
+    arity = ARITY[op]
+    if new_leaves:
+        new_length = length - (e - s + 1) + arity + 1
+    else:
+        new_length = length + arity
+    if new_length > cap:
+        return -1
+    _copy(ops, feats, vals, 0, s, o_ops, o_feats, o_vals, 0)
+    at = s
+    if new_leaves:
+        for _ in range(arity):
+            _random_leaf(o_ops, o_feats, o_vals, at, state, n_features)
+            at += 1
+    elif arity == 1 or uniform(state) < 0.5:  # subtree on the left (or the only operand)
+        _copy(ops, feats, vals, s, e + 1, o_ops, o_feats, o_vals, at)
+        at += e - s + 1
+        if arity == 2:
+            _random_leaf(o_ops, o_feats, o_vals, at, state, n_features)
+            at += 1
+    else:
+        _random_leaf(o_ops, o_feats, o_vals, at, state, n_features)
+        at += 1
+        _copy(ops, feats, vals, s, e + 1, o_ops, o_feats, o_vals, at)
+        at += e - s + 1
+    _set(o_ops, o_feats, o_vals, at, op, 0, 0.0)
+    at += 1
+    _copy(ops, feats, vals, e + 1, length, o_ops, o_feats, o_vals, at)
+    return new_length
+
+
+@njit
+def _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, n_features):
+    if uniform(state) < 0.5:  # prepend at the root
+        return _wrap_subtree(ops, feats, vals, length, 0, length - 1, o_ops, o_feats, o_vals, cap, state,
+                             binops, unops, n_features, False)
+    n = _count(ops, length, 3)
+    i = _nth(ops, length, 3, randint(state, n))
+    return _wrap_subtree(ops, feats, vals, length, i, i, o_ops, o_feats, o_vals, cap, state, binops, unops,
+                         n_features, True)
+
+
+@njit
+def _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, n_features):
+    i = randint(state, length)
+    return _wrap_subtree(ops, feats, vals, length, subtree_start(ops, i), i, o_ops, o_feats, o_vals, cap,
+                         state, binops, unops, n_features, False)
+
+
+@njit
+def _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
+    n = _count(ops, length, 1)
+    if n == 0:
+        return -1
+    i = _nth(ops, length, 1, randint(state, n))
+    s = subtree_start(ops, i)
+    if ARITY[ops[i]] == 1 or uniform(state) < 0.5:
+        cs, ce = subtree_start(ops, i - 1), i - 1  # the (right) child
+    else:
+        ce = subtree_start(ops, i - 1) - 1  # the left child
+        cs = subtree_start(ops, ce)
+    _copy(ops, feats, vals, 0, s, o_ops, o_feats, o_vals, 0)
+    _copy(ops, feats, vals, cs, ce + 1, o_ops, o_feats, o_vals, s)
+    _copy(ops, feats, vals, i + 1, length, o_ops, o_feats, o_vals, s + ce - cs + 1)
+    return length - (i - s + 1) + (ce - cs + 1)
+
+
+@njit
+def random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target_complexity, weights, state,
+                binops, unops, n_features):
+    """A random expression grown by appending operators at random leaves, up to a complexity."""
+    _random_leaf(o_ops, o_feats, o_vals, 0, state, n_features)
+    length = 1
+    for _ in range(4 * target_complexity):
+        n = _count(o_ops, length, 3)
+        i = _nth(o_ops, length, 3, randint(state, n))
+        new = _wrap_subtree(o_ops, o_feats, o_vals, length, i, i, t_ops, t_feats, t_vals, cap, state, binops,
+                            unops, n_features, True)
+        if new < 0 or tree_complexity(t_ops, new, weights) > target_complexity:
+            break
+        _copy(t_ops, t_feats, t_vals, 0, new, o_ops, o_feats, o_vals, 0)
+        length = new
+    return length
+
+
+@njit
+def _crossover(a_ops, a_feats, a_vals, a_len, b_ops, b_feats, b_vals, b_len, o_ops, o_feats, o_vals, cap,
+               state):
+    """Replace a random subtree of ``a`` by a random subtree of ``b``."""
+    i = randint(state, a_len)
+    si = subtree_start(a_ops, i)
+    j = randint(state, b_len)
+    sj = subtree_start(b_ops, j)
+    new_length = a_len - (i - si + 1) + (j - sj + 1)
+    if new_length > cap:
+        return -1
+    _copy(a_ops, a_feats, a_vals, 0, si, o_ops, o_feats, o_vals, 0)
+    _copy(b_ops, b_feats, b_vals, sj, j + 1, o_ops, o_feats, o_vals, si)
+    _copy(a_ops, a_feats, a_vals, i + 1, a_len, o_ops, o_feats, o_vals, si + j - sj + 1)
+    return new_length
+
+
+# ----------------------------------------------------------------------------- simplification
+@njit
+def _same_subtree(ops, feats, vals, a0, a1, b0, b1):
+    if a1 - a0 != b1 - b0:
+        return False
+    for t in range(a1 - a0 + 1):
+        op = ops[a0 + t]
+        if op != ops[b0 + t]:
+            return False
+        if op == VAR and feats[a0 + t] != feats[b0 + t]:
+            return False
+        if op == CONST and vals[a0 + t] != vals[b0 + t]:
+            return False
+    return True
+
+
+@njit
+def _drop_range(ops, feats, vals, s, e, m):
+    """Remove nodes ``s..e-1`` of a sequence of length ``m``; return the new length."""
+    for t in range(e, m):
+        ops[t - (e - s)] = ops[t]
+        feats[t - (e - s)] = feats[t]
+        vals[t - (e - s)] = vals[t]
+    return m - (e - s)
+
+
+@njit(error_model="numpy")
+def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
+    """Constant folding and algebraic simplification in one bottom-up pass; returns the length.
+
+    Rules: an operator on constants becomes a constant (when finite); ``x + 0``, ``0 + x``,
+    ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ^ 1`` -> ``x``; ``x * 0`` -> ``0``;
+    ``x - x`` -> ``0``; ``x / x`` -> ``1``; ``-(-x)`` -> ``x``; ``c1 + (x + c2)`` ->
+    ``x + (c1 + c2)`` and the same for products. Values are preserved wherever the original
+    is finite.
+    """
+    starts = np.empty(length + 1, dtype=np.int64)
+    sp = 0
+    m = 0
+    for k in range(length):
+        op = ops[k]
+        arity = ARITY[op]
+        if arity == 0:
+            starts[sp] = m
+            sp += 1
+            _set(o_ops, o_feats, o_vals, m, op, feats[k], vals[k])
+            m += 1
+            continue
+        if arity == 1:
+            s = starts[sp - 1]
+            if m - 1 == s and o_ops[s] == CONST:
+                v = unary_scalar(op, o_vals[s])
+                if math.isfinite(v):
+                    o_vals[s] = v
+                    continue
+            if op == NEG and o_ops[m - 1] == NEG:
+                m -= 1
+                continue
+            _set(o_ops, o_feats, o_vals, m, op, 0, 0.0)
+            m += 1
+            continue
+        sr = starts[sp - 1]
+        sl = starts[sp - 2]
+        sp -= 1
+        lconst = sr - 1 == sl and o_ops[sl] == CONST
+        rconst = m - 1 == sr and o_ops[sr] == CONST
+        lv = o_vals[sl]
+        rv = o_vals[sr]
+        if lconst and rconst:
+            v = binary_scalar(op, lv, rv)
+            if math.isfinite(v):
+                o_vals[sl] = v
+                m = sl + 1
+                continue
+        if rconst and ((rv == 0.0 and (op == ADD or op == SUB)) or
+                       (rv == 1.0 and (op == MUL or op == DIV or op == POW))):
+            m = sr
+            continue
+        if lconst and ((lv == 0.0 and op == ADD) or (lv == 1.0 and op == MUL)):
+            m = _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
+            continue
+        if op == MUL and ((lconst and lv == 0.0) or (rconst and rv == 0.0)):
+            _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0)
+            m = sl + 1
+            continue
+        if (op == SUB or op == DIV) and _same_subtree(o_ops, o_feats, o_vals, sl, sr - 1, sr, m - 1):
+            _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0 if op == SUB else 1.0)
+            m = sl + 1
+            continue
+        if (op == ADD or op == MUL) and (lconst != rconst):
+            root = m - 1 if lconst else sr - 1
+            other_start = sr if lconst else sl
+            if o_ops[root] == op:
+                rc_start = subtree_start(o_ops, root - 1)
+                target = -1
+                if rc_start == root - 1 and o_ops[rc_start] == CONST:
+                    target = rc_start
+                elif rc_start - 1 == other_start and o_ops[other_start] == CONST:
+                    target = other_start
+                if target >= 0:
+                    v = binary_scalar(op, o_vals[target], lv if lconst else rv)
+                    if math.isfinite(v):
+                        o_vals[target] = v
+                        if lconst:
+                            m = _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
+                        else:
+                            m = sr
+                        continue
+        _set(o_ops, o_feats, o_vals, m, op, 0, 0.0)
+        m += 1
+    return m
+
+
+# --------------------------------------------------------------------------------- evolution
+@njit
+def _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state):
+    """Index of the tournament winner: sample, rank by adjusted cost, pick rank k w.p. p(1-p)^k."""
+    size = pop_loss.shape[0]
+    n = min(int(params[P_TOURNAMENT_N]), size)
+    for i in range(size):
+        scratch_idx[i] = i
+    total = 0.0
+    for c in range(freq.shape[0]):
+        total += freq[c]
+    for t in range(n):  # partial Fisher-Yates
+        r = t + randint(state, size - t)
+        scratch_idx[t], scratch_idx[r] = scratch_idx[r], scratch_idx[t]
+        i = scratch_idx[t]
+        c = pop_cplx[i]
+        cost = pop_loss[i] / params[P_BASELINE] + params[P_PARSIMONY] * c
+        if total > 0:
+            cost *= math.exp(params[P_ADAPTIVE] * freq[c] / total)
+        scratch_cost[t] = cost
+    for t in range(1, n):  # sort the sample by cost
+        j = t
+        while j > 0 and scratch_cost[j] < scratch_cost[j - 1]:
+            scratch_cost[j], scratch_cost[j - 1] = scratch_cost[j - 1], scratch_cost[j]
+            scratch_idx[j], scratch_idx[j - 1] = scratch_idx[j - 1], scratch_idx[j]
+            j -= 1
+    p = params[P_TOURNAMENT_P]
+    for t in range(n - 1):
+        if uniform(state) < p:
+            return scratch_idx[t]
+    return scratch_idx[n - 1]
+
+
+@njit
+def _oldest(pop_birth):
+    best = 0
+    for i in range(1, pop_birth.shape[0]):
+        if pop_birth[i] < pop_birth[best]:
+            best = i
+    return best
+
+
+@njit
+def _update_hof(ops, feats, vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
+    if loss < hof_loss[cplx]:
+        hof_loss[cplx] = loss
+        hof_len[cplx] = length
+        _copy(ops, feats, vals, 0, length, hof_ops[cplx], hof_feats[cplx], hof_vals[cplx], 0)
+
+
+@njit(error_model="numpy")
+def _mutate(kind, ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, weights,
+            params, t_ops, t_feats, t_vals):
+    n_features = int(params[P_N_FEATURES])
+    if kind == M_CONSTANT:
+        return _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, params[P_PERTURBATION])
+    if kind == M_OPERATOR:
+        return _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, binops, unops)
+    if kind == M_SWAP:
+        return _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state)
+    if kind == M_ADD:
+        return _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, n_features)
+    if kind == M_INSERT:
+        return _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops,
+                            n_features)
+    if kind == M_DELETE:
+        return _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state)
+    if kind == M_SIMPLIFY:
+        return simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals)
+    if kind == M_RANDOMIZE:
+        target = 1 + randint(state, int(params[P_MAXSIZE]))
+        return random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target, weights, state, binops,
+                           unops, n_features)
+    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
+    return length
+
+
+@njit
+def _pick(weights, state):
+    total = 0.0
+    for w in weights:
+        total += w
+    u = uniform(state) * total
+    for k in range(weights.shape[0]):
+        u -= weights[k]
+        if u < 0:
+            return k
+    return weights.shape[0] - 1
+
+
+@njit(error_model="numpy")
+def _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize):
+    """Complexity of a candidate, or -1 when it breaks the size limits."""
+    if length < 1 or length > max_length:
+        return -1
+    c = tree_complexity(o_ops, length, weights)
+    return c if c <= maxsize else -1
+
+
+@njit(error_model="numpy")
+def _replace(slot, o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals, pop_len, pop_loss,
+             pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
+    _copy(o_ops, o_feats, o_vals, 0, length, pop_ops[slot], pop_feats[slot], pop_vals[slot], 0)
+    pop_len[slot] = length
+    pop_loss[slot] = loss
+    pop_cplx[slot] = cplx
+    pop_birth[slot] = birth[0]
+    birth[0] += 1
+    freq_local[cplx] += 1.0
+    _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
+
+
+@njit(error_model="numpy")
+def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data, ws,
+                    binops, unops, weights, params, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
+    """Fill a population with random small expressions (at most 3 operators each)."""
+    size, max_length = pop_ops.shape
+    cap = 2 * max_length + 4
+    t_ops = np.empty(cap, dtype=np.int64)
+    t_feats = np.empty(cap, dtype=np.int64)
+    t_vals = np.empty(cap)
+    o_ops = np.empty(cap, dtype=np.int64)
+    o_feats = np.empty(cap, dtype=np.int64)
+    o_vals = np.empty(cap)
+    maxsize = int(params[P_MAXSIZE])
+    for i in range(size):
+        length = -1
+        while length < 0:
+            target = 1 + randint(state, min(maxsize, 7))
+            length = random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target, weights, state,
+                                 binops, unops, int(params[P_N_FEATURES]))
+            if _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize) < 0:
+                length = -1
+        cplx = tree_complexity(o_ops, length, weights)
+        loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+        _copy(o_ops, o_feats, o_vals, 0, length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
+        pop_len[i] = length
+        pop_loss[i] = loss
+        pop_cplx[i] = cplx
+        pop_birth[i] = birth[0]
+        birth[0] += 1
+        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
+
+
+@njit(error_model="numpy")
+def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data,
+                      ws, binops, unops, weights, params, mutation_weights, freq_global, freq_local, hof_ops,
+                      hof_feats, hof_vals, hof_len, hof_loss):
+    """One iteration of regularized evolution of one population; returns the evaluations used."""
+    size, max_length = pop_ops.shape
+    cap = 2 * max_length + 4
+    o_ops = np.empty(cap, dtype=np.int64)
+    o_feats = np.empty(cap, dtype=np.int64)
+    o_vals = np.empty(cap)
+    t_ops = np.empty(cap, dtype=np.int64)
+    t_feats = np.empty(cap, dtype=np.int64)
+    t_vals = np.empty(cap)
+    scratch_idx = np.empty(size, dtype=np.int64)
+    scratch_cost = np.empty(size)
+    freq = np.empty(freq_global.shape[0])
+    maxsize = int(params[P_MAXSIZE])
+    n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
+    per_cycle = (size + n_tournament - 1) // n_tournament
+    evals = 0
+    for _cycle in range(int(params[P_NCYCLES])):
+        for c in range(freq.shape[0]):
+            freq[c] = freq_global[c] + freq_local[c]
+        for _ in range(per_cycle):
+            if uniform(state) < params[P_CROSSOVER]:
+                a = _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state)
+                b = _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state)
+                for child in range(2):
+                    x, y = (a, b) if child == 0 else (b, a)
+                    length = _crossover(pop_ops[x], pop_feats[x], pop_vals[x], pop_len[x], pop_ops[y],
+                                        pop_feats[y], pop_vals[y], pop_len[y], o_ops, o_feats, o_vals, cap, state)
+                    cplx = _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize)
+                    if cplx < 0:
+                        continue
+                    loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+                    evals += 1
+                    _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats,
+                             pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops,
+                             hof_feats, hof_vals, hof_len, hof_loss)
+                continue
+            parent = _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state)
+            p_len = pop_len[parent]
+            cplx = -1
+            kind = M_NOTHING
+            for _attempt in range(10):  # PySR skips failed mutations: try another one
+                kind = _pick(mutation_weights, state)
+                length = _mutate(kind, pop_ops[parent], pop_feats[parent], pop_vals[parent], p_len, o_ops,
+                                 o_feats, o_vals, cap, state, binops, unops, weights, params, t_ops, t_feats, t_vals)
+                cplx = _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize)
+                if cplx >= 0:
+                    break
+            if cplx < 0:
+                length = p_len
+                _copy(pop_ops[parent], pop_feats[parent], pop_vals[parent], 0, p_len, o_ops, o_feats, o_vals, 0)
+                cplx = pop_cplx[parent]
+                kind = M_NOTHING
+            if kind == M_NOTHING:
+                loss = pop_loss[parent]
+            else:
+                loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+                evals += 1
+            _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals,
+                     pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals,
+                     hof_len, hof_loss)
+    # simplify every member, optimise the constants of some
+    for i in range(size):
+        length = pop_len[i]
+        if params[P_SIMPLIFY] > 0:
+            new_length = simplify_tree(pop_ops[i], pop_feats[i], pop_vals[i], length, o_ops, o_feats, o_vals)
+            if new_length < length:
+                _copy(o_ops, o_feats, o_vals, 0, new_length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
+                pop_len[i] = new_length
+                pop_cplx[i] = tree_complexity(pop_ops[i], new_length, weights)
+                pop_loss[i] = tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], new_length, data, ws)
+                evals += 1
+        if uniform(state) < params[P_OPTIMIZE_PROBABILITY] and pop_loss[i] < np.inf:
+            before = pop_loss[i]
+            pop_loss[i] = optimize_constants(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], data, ws, state,
+                                             before, int(params[P_OPTIMIZE_EVALS]), int(params[P_OPTIMIZE_RESTARTS]))
+            evals += int(params[P_OPTIMIZE_EVALS]) * (int(params[P_OPTIMIZE_RESTARTS]) + 1)
+        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], hof_ops, hof_feats,
+                    hof_vals, hof_len, hof_loss)
+    return evals

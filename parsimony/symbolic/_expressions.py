@@ -1,0 +1,182 @@
+"""Flat-array expressions: opcodes, operator tables and printing to strings and sympy.
+
+An expression is a tree stored in **postfix** order as three parallel arrays of length
+``length``: ``ops`` (opcode per node), ``feats`` (feature index of a ``VAR`` node) and ``vals``
+(value of a ``CONST`` node). ``x1*x2 + cos(x3)`` is ``[VAR 1, VAR 2, MUL, VAR 3, COS, ADD]``.
+A node's subtree is the contiguous slice ending at the node, so mutations are array splices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# opcodes (compile-time constants for the numba kernels)
+CONST, VAR = 0, 1
+ADD, SUB, MUL, DIV, POW = 2, 3, 4, 5, 6
+SQUARE, CUBE, SQRT, EXP, LOG, SIN, COS, ABS, NEG = 7, 8, 9, 10, 11, 12, 13, 14, 15
+N_OPCODES = 16
+FIRST_UNARY = SQUARE
+
+OP_NAMES = (
+    "constant", "feature", "add", "sub", "mul", "div", "pow",
+    "square", "cube", "sqrt", "exp", "log", "sin", "cos", "abs", "neg",
+)
+OPCODE = {name: code for code, name in enumerate(OP_NAMES)}
+ARITY = np.array([0, 0, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype=np.int64)
+
+BINARY_OPERATORS = ("add", "sub", "mul", "div", "pow")
+UNARY_OPERATORS = ("square", "cube", "sqrt", "exp", "log", "sin", "cos", "abs", "neg")
+ALIASES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "**": "pow",
+           "plus": "add", "minus": "sub", "mult": "mul", "times": "mul", "inv": None}
+#: The operators of the SQR paper's Table 1 (the default search space).
+DEFAULT_OPERATORS = ("add", "sub", "mul", "div", "square", "sqrt", "exp", "log", "sin", "cos")
+
+
+def canonical_operator(name) -> str:
+    """Return the canonical name of an operator (``"+"`` -> ``"add"``); raise on unknown names."""
+    if not isinstance(name, str):
+        raise TypeError(f"operators must be strings, got {name!r}")
+    key = name.strip().lower()
+    key = ALIASES.get(key, key)
+    if key not in BINARY_OPERATORS and key not in UNARY_OPERATORS:
+        known = ", ".join(BINARY_OPERATORS + UNARY_OPERATORS)
+        raise ValueError(f"unknown operator {name!r}; known operators: {known} (and + - * / ^)")
+    return key
+
+
+def operator_codes(operators) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Validate an operator list; return (binary opcodes, unary opcodes, canonical names)."""
+    if isinstance(operators, str):
+        operators = [operators]
+    names = []
+    for op in operators:
+        key = canonical_operator(op)
+        if key not in names:
+            names.append(key)
+    binary = np.array([OPCODE[n] for n in names if n in BINARY_OPERATORS], dtype=np.int64)
+    unary = np.array([OPCODE[n] for n in names if n in UNARY_OPERATORS], dtype=np.int64)
+    if binary.size == 0:
+        raise ValueError("operators must contain at least one binary operator (add, sub, mul, div, pow)")
+    return binary, unary, tuple(names)
+
+
+def complexity_weights(complexity_of_operators) -> np.ndarray:
+    """Per-opcode integer token weights from a ``{name: weight}`` mapping (missing names: 1)."""
+    weights = np.ones(N_OPCODES, dtype=np.int64)
+    for name, value in dict(complexity_of_operators).items():
+        if name in ("feature", "variable"):
+            key = "feature"
+        elif name == "constant":
+            key = "constant"
+        else:
+            key = canonical_operator(name)
+        if isinstance(value, bool) or not float(value).is_integer() or value < 1:
+            raise ValueError(f"complexity_of_operators[{name!r}] must be an integer >= 1, got {value!r}")
+        weights[OPCODE[key]] = int(value)
+    return weights
+
+
+def tree_complexity(ops, length, weights) -> int:
+    """Token-weighted complexity of a postfix expression."""
+    return int(weights[np.asarray(ops[:length])].sum())
+
+
+# ------------------------------------------------------------------------------------ printing
+_INFIX = {ADD: ("+", 1), SUB: ("-", 1), MUL: ("*", 2), DIV: ("/", 2)}
+_FUNC = {SQRT: "sqrt", EXP: "exp", LOG: "log", SIN: "sin", COS: "cos", ABS: "abs"}
+_ATOM = 9
+
+
+def _format_constant(value: float, precision: int) -> tuple[str, int]:
+    text = f"{value:.{precision}g}"
+    return text, (3 if text.startswith("-") else _ATOM)
+
+
+def to_string(ops, feats, vals, length, feature_names, precision: int = 5) -> str:
+    """Infix string of a postfix expression, with only the parentheses precedence needs."""
+    stack: list[tuple[str, int]] = []
+    for k in range(int(length)):
+        op = int(ops[k])
+        if op == CONST:
+            stack.append(_format_constant(float(vals[k]), precision))
+        elif op == VAR:
+            stack.append((str(feature_names[int(feats[k])]), _ATOM))
+        elif ARITY[op] == 1:
+            text, prec = stack.pop()
+            if op in _FUNC:
+                stack.append((f"{_FUNC[op]}({text})", _ATOM))
+            elif op == NEG:
+                stack.append((f"-{_wrap(text, prec, 3)}", 3))
+            else:  # square, cube
+                power = 2 if op == SQUARE else 3
+                stack.append((f"{_wrap(text, prec, _ATOM)}^{power}", 4))
+        else:
+            (rt, rp), (lt, lp) = stack.pop(), stack.pop()
+            if op == POW:
+                stack.append((f"{_wrap(lt, lp, _ATOM)}^{_wrap(rt, rp, _ATOM)}", 4))
+                continue
+            symbol, prec = _INFIX[op]
+            left = _wrap(lt, lp, prec)
+            # right operand of - and / needs parentheses at equal precedence
+            right = _wrap(rt, rp, prec + 1 if op in (SUB, DIV) else prec)
+            stack.append((f"{left} {symbol} {right}", prec))
+    return stack[-1][0]
+
+
+def _wrap(text: str, prec: int, needed: int) -> str:
+    return text if prec >= needed else f"({text})"
+
+
+def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
+    """sympy expression of a postfix expression (constants rounded to ``precision`` digits)."""
+    import sympy
+
+    stack = []
+    for k in range(int(length)):
+        op = int(ops[k])
+        if op == CONST:
+            v = float(vals[k])
+            stack.append(sympy.Float(v if precision is None else float(f"{v:.{precision}g}")))
+        elif op == VAR:
+            stack.append(symbols[int(feats[k])])
+        elif ARITY[op] == 1:
+            a = stack.pop()
+            stack.append({
+                SQUARE: lambda t: t**2, CUBE: lambda t: t**3, SQRT: sympy.sqrt, EXP: sympy.exp,
+                LOG: sympy.log, SIN: sympy.sin, COS: sympy.cos, ABS: sympy.Abs, NEG: lambda t: -t,
+            }[op](a))
+        else:
+            b, a = stack.pop(), stack.pop()
+            stack.append({
+                ADD: lambda s, t: s + t, SUB: lambda s, t: s - t, MUL: lambda s, t: s * t,
+                DIV: lambda s, t: s / t, POW: lambda s, t: s**t,
+            }[op](a, b))
+    return stack[-1]
+
+
+def from_tokens(tokens, n_features: int | None = None):
+    """Build ``(ops, feats, vals)`` from postfix tokens: numbers, ``"x3"`` and operator names.
+
+    A convenience for tests and examples: ``from_tokens(["x1", "x2", "mul", "x3", "cos", "add"])``.
+    """
+    ops, feats, vals = [], [], []
+    depth = 0
+    for tok in tokens:
+        if isinstance(tok, (int, float, np.floating, np.integer)) and not isinstance(tok, bool):
+            ops.append(CONST), feats.append(0), vals.append(float(tok))
+            depth += 1
+        elif isinstance(tok, str) and tok.startswith("x") and tok[1:].isdigit():
+            j = int(tok[1:])
+            if n_features is not None and j >= n_features:
+                raise ValueError(f"feature {tok} out of range for {n_features} features")
+            ops.append(VAR), feats.append(j), vals.append(0.0)
+            depth += 1
+        else:
+            code = OPCODE[canonical_operator(tok)]
+            if depth < ARITY[code]:
+                raise ValueError(f"operator {tok!r} lacks operands in the postfix sequence")
+            depth -= ARITY[code] - 1
+            ops.append(code), feats.append(0), vals.append(0.0)
+    if depth != 1:
+        raise ValueError("the postfix sequence does not describe a single expression")
+    return np.array(ops, dtype=np.int64), np.array(feats, dtype=np.int64), np.array(vals, dtype=np.float64)

@@ -1,0 +1,266 @@
+"""Orchestration of the native search: populations, sync points, hall of fame, time limit.
+
+Each iteration evolves every population once (in a thread pool when ``n_jobs > 1``; the
+kernels release the GIL), then, at a deterministic sync point, merges the per-population halls
+of fame, updates the complexity frequencies of the adaptive parsimony, migrates members and
+checks the time limit. Populations carry their own random states, so the result depends on
+the seed only, never on ``n_jobs``.
+"""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._engine import (
+    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_MAXSIZE, P_N_FEATURES, P_NCYCLES, P_OPTIMIZE_EVALS,
+    P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
+    P_TOURNAMENT_P, evolve_population, init_population, simplify_tree, tree_complexity,
+)
+from ._evaluator import make_workspace, tree_loss
+from ._optimize import optimize_constants
+from ._random import new_state
+
+FREQUENCY_WINDOW = 10_000.0
+
+
+@dataclass
+class SearchSettings:
+    """Every knob of one search (the estimator fills it from its parameters)."""
+
+    maxsize: int = 20
+    niterations: int = 40
+    populations: int = 15
+    population_size: int = 33
+    ncycles_per_iteration: int = 550
+    tournament_selection_n: int = 10
+    tournament_selection_p: float = 0.86
+    crossover_probability: float = 0.066
+    parsimony: float = 0.0032
+    adaptive_parsimony_scaling: float = 20.0
+    optimize_probability: float = 0.14
+    optimizer_evaluations: int = 40
+    optimizer_nrestarts: int = 2
+    perturbation_factor: float = 0.076
+    should_simplify: bool = True
+    fraction_replaced: float = 0.000364
+    fraction_replaced_hof: float = 0.035
+    topn: int = 12
+    # add, insert, delete, do nothing, constant, operator, swap, randomize, simplify (Table 9)
+    mutation_weights: dict = field(default_factory=lambda: {
+        "mutate_constant": 0.048, "mutate_operator": 0.47, "swap_operands": 0.1, "add_node": 0.79,
+        "insert_node": 5.1, "delete_node": 1.7, "simplify": 0.002, "randomize": 0.00023, "do_nothing": 0.21,
+    })
+    time_limit: float | None = None
+    n_jobs: int = 1
+    progress: bool = False
+    description: str = ""
+
+
+@dataclass
+class SearchResult:
+    """The Pareto front (best expression per complexity, non-dominated) and run statistics."""
+
+    front: list  # dicts: complexity, loss, ops, feats, vals
+    status: str
+    evaluations: int
+    iterations: int
+    seconds: float
+
+
+def _mutation_vector(weights: dict) -> np.ndarray:
+    from ._engine import MUTATION_NAMES
+
+    return np.array([float(weights.get(name, 0.0)) for name in MUTATION_NAMES])
+
+
+def constant_baseline(y, w, loss_kind, tau) -> float:
+    """Loss of the best constant prediction (used to normalise losses in the cost)."""
+    order = np.argsort(y)
+    cw = np.cumsum(w[order]) / w.sum()
+    level = 0.5 if loss_kind != 0 else tau
+    c = float(np.average(y, weights=w)) if loss_kind == 1 else float(y[order][np.searchsorted(cw, level)])
+    r = y - c
+    if loss_kind == 0:
+        loss = np.where(r >= 0, tau * r, (tau - 1) * r)
+    elif loss_kind == 1:
+        loss = r * r
+    else:
+        loss = np.abs(r)
+    value = float(np.average(loss, weights=w))
+    return value if value > 0 else 1.0
+
+
+def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int) -> SearchResult:
+    """Run regularized evolution on ``(X, y, w)`` and return the Pareto front."""
+    start_time = time.perf_counter()
+    n, d = X.shape
+    Xt = np.ascontiguousarray(X.T, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    w = np.ascontiguousarray(w, dtype=np.float64)
+    data = (Xt, y, w, float(w.sum()), int(loss_kind), float(tau))
+    maxsize = settings.maxsize
+    max_length = maxsize  # every token weighs >= 1
+    n_pop, size = settings.populations, settings.population_size
+    n_jobs = max(1, min(settings.n_jobs, n_pop))
+
+    params = np.zeros(N_PARAMS)
+    params[P_MAXSIZE] = maxsize
+    params[P_NCYCLES] = settings.ncycles_per_iteration
+    params[P_TOURNAMENT_N] = settings.tournament_selection_n
+    params[P_TOURNAMENT_P] = settings.tournament_selection_p
+    params[P_CROSSOVER] = settings.crossover_probability
+    params[P_PARSIMONY] = settings.parsimony
+    params[P_ADAPTIVE] = settings.adaptive_parsimony_scaling
+    params[P_OPTIMIZE_PROBABILITY] = settings.optimize_probability
+    params[P_OPTIMIZE_EVALS] = settings.optimizer_evaluations
+    params[P_OPTIMIZE_RESTARTS] = settings.optimizer_nrestarts
+    params[P_PERTURBATION] = settings.perturbation_factor
+    params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
+    params[P_BASELINE] = constant_baseline(y, w, loss_kind, tau)
+    params[P_N_FEATURES] = d
+    mutation_weights = _mutation_vector(settings.mutation_weights)
+
+    rng = np.random.default_rng(seed)
+    states = [new_state(int(s)) for s in rng.integers(0, 2**62, size=n_pop)]
+    births = [np.zeros(1, dtype=np.int64) for _ in range(n_pop)]
+    pop_ops = np.zeros((n_pop, size, max_length), dtype=np.int64)
+    pop_feats = np.zeros((n_pop, size, max_length), dtype=np.int64)
+    pop_vals = np.zeros((n_pop, size, max_length))
+    pop_len = np.zeros((n_pop, size), dtype=np.int64)
+    pop_loss = np.zeros((n_pop, size))
+    pop_cplx = np.zeros((n_pop, size), dtype=np.int64)
+    pop_birth = np.zeros((n_pop, size), dtype=np.int64)
+    hof_ops = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
+    hof_feats = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
+    hof_vals = np.zeros((n_pop, maxsize + 1, max_length))
+    hof_len = np.zeros((n_pop, maxsize + 1), dtype=np.int64)
+    hof_loss = np.full((n_pop, maxsize + 1), np.inf)
+    freq_global = np.zeros(maxsize + 1)
+    freq_local = np.zeros((n_pop, maxsize + 1))
+    workspaces = [make_workspace(max_length, n) for _ in range(n_jobs)]
+
+    def population_args(p, ws):
+        return (pop_ops[p], pop_feats[p], pop_vals[p], pop_len[p], pop_loss[p], pop_cplx[p], pop_birth[p],
+                births[p], states[p], data, ws, binops, unops, weights, params)
+
+    def hof_args(p):
+        return hof_ops[p], hof_feats[p], hof_vals[p], hof_len[p], hof_loss[p]
+
+    for p in range(n_pop):
+        init_population(*population_args(p, workspaces[0]), *hof_args(p))
+
+    def run_job(j):
+        evals = 0
+        for p in range(j, n_pop, n_jobs):
+            evals += evolve_population(*population_args(p, workspaces[j]), mutation_weights, freq_global,
+                                       freq_local[p], *hof_args(p))
+        return evals
+
+    progress = None
+    if settings.progress:
+        from tqdm import tqdm
+
+        progress = tqdm(total=settings.niterations, desc=settings.description or "SQR", leave=False)
+    status = "completed"
+    evaluations = n_pop * size
+    iterations = 0
+    executor = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
+    try:
+        for _iteration in range(settings.niterations):
+            if executor is None:
+                evaluations += run_job(0)
+            else:
+                evaluations += sum(executor.map(run_job, range(n_jobs)))
+            iterations += 1
+            # ---- sync point (deterministic order)
+            freq_global += freq_local.sum(axis=0)
+            freq_local[:] = 0.0
+            total = freq_global.sum()
+            if total > FREQUENCY_WINDOW:
+                freq_global *= FREQUENCY_WINDOW / total
+            _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth,
+                     births, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
+            if progress is not None:
+                best = hof_loss.min()
+                progress.set_postfix(best_loss=f"{best:.4g}", refresh=False)
+                progress.update(1)
+            if settings.time_limit is not None and time.perf_counter() - start_time > settings.time_limit:
+                status = "time_limit"
+                break
+    finally:
+        if executor is not None:
+            executor.shutdown()
+        if progress is not None:
+            progress.close()
+
+    front = _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, workspaces[0], weights, maxsize,
+                         int(rng.integers(0, 2**62)))
+    return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time)
+
+
+def _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, births,
+             hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
+    """Replace random members by the best of other populations and by hall-of-fame members."""
+    n_pop, size = pop_len.shape
+    cost = pop_loss / params[P_BASELINE] + params[P_PARSIMONY] * pop_cplx
+    topn = min(settings.topn, size)
+    pool = [(p, int(i)) for p in range(n_pop) for i in np.argsort(cost[p], kind="stable")[:topn]
+            if np.isfinite(pop_loss[p, i])]
+    hof_pool = [(p, c) for p in range(n_pop) for c in range(hof_loss.shape[1]) if np.isfinite(hof_loss[p, c])]
+    draws = rng.random((n_pop, size, 2))
+    for p in range(n_pop):
+        for i in range(size):
+            source = None
+            if draws[p, i, 0] < settings.fraction_replaced and pool:
+                q, k = pool[int(rng.integers(len(pool)))]
+                source = (pop_ops[q, k], pop_feats[q, k], pop_vals[q, k], pop_len[q, k], pop_loss[q, k],
+                          pop_cplx[q, k])
+            elif draws[p, i, 1] < settings.fraction_replaced_hof and hof_pool:
+                q, c = hof_pool[int(rng.integers(len(hof_pool)))]
+                source = (hof_ops[q, c], hof_feats[q, c], hof_vals[q, c], hof_len[q, c], hof_loss[q, c], c)
+            if source is None:
+                continue
+            ops, feats, vals, length, loss, cplx = source
+            pop_ops[p, i], pop_feats[p, i], pop_vals[p, i] = ops.copy(), feats.copy(), vals.copy()
+            pop_len[p, i], pop_loss[p, i], pop_cplx[p, i] = length, loss, cplx
+            pop_birth[p, i] = births[p][0]
+            births[p][0] += 1
+
+
+def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weights, maxsize, seed):
+    """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front."""
+    state = new_state(seed)
+    best: dict[int, tuple] = {}
+    n_pop = hof_loss.shape[0]
+    scratch = (np.empty(maxsize, dtype=np.int64), np.empty(maxsize, dtype=np.int64), np.empty(maxsize))
+    for c in range(1, maxsize + 1):
+        p = int(np.argmin(hof_loss[:, c]))
+        if not np.isfinite(hof_loss[p, c]):
+            continue
+        length = int(hof_len[p, c])
+        ops, feats, vals = hof_ops[p, c, :length].copy(), hof_feats[p, c, :length].copy(), hof_vals[p, c, :length].copy()
+        loss = optimize_constants(ops, feats, vals, length, data, ws, state, float(hof_loss[p, c]), 400, 3)
+        new_length = simplify_tree(ops, feats, vals, length, *scratch)
+        if new_length < length:
+            s_ops, s_feats, s_vals = (a[:new_length].copy() for a in scratch)
+            s_loss = tree_loss(s_ops, s_feats, s_vals, new_length, data, ws)
+            if s_loss <= loss:
+                ops, feats, vals, length, loss = s_ops, s_feats, s_vals, new_length, s_loss
+        cplx = int(tree_complexity(ops, length, weights))
+        if not np.isfinite(loss):
+            continue
+        if cplx not in best or loss < best[cplx][0]:
+            best[cplx] = (loss, ops[:length], feats[:length], vals[:length])
+    del n_pop
+    front = []
+    lowest = np.inf
+    for cplx in sorted(best):
+        loss, ops, feats, vals = best[cplx]
+        if loss < lowest:
+            lowest = loss
+            front.append({"complexity": cplx, "loss": float(loss), "ops": ops, "feats": feats, "vals": vals})
+    return front

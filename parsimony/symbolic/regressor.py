@@ -1,0 +1,366 @@
+"""SymbolicQuantileRegressor: symbolic quantile regression (SQR) as a scikit-learn regressor."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._validation import (
+    check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit,
+)
+from ..backend import resolve_backend
+from ..metrics import TOKEN_COMPLEXITY
+from ._evaluator import evaluate, make_workspace
+from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
+from ._losses import LOSSES, Pinball, _Loss
+from ._search import SearchSettings, run_search
+
+MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
+
+
+def select_equation(equations: pd.DataFrame, model_selection: str) -> int:
+    """Row position chosen from a Pareto front by a model-selection rule.
+
+    ``"accuracy"``: lowest loss; ``"score"``: highest score (steepest drop of log-loss per unit of
+    complexity); ``"best"``: highest score among rows within 1.5x the lowest loss (PySR's rule);
+    ``"elbow"``: the point farthest below the chord joining the simplest and the most accurate
+    expressions, on axes scaled to [0, 1].
+    """
+    loss = equations["loss"].to_numpy(dtype=float)
+    score = equations["score"].to_numpy(dtype=float)
+    if model_selection == "accuracy" or len(loss) == 1:
+        return int(np.argmin(loss))
+    if model_selection == "score":
+        return int(np.argmax(score))
+    if model_selection == "best":
+        ok = np.flatnonzero(loss <= 1.5 * loss.min())
+        return int(ok[np.argmax(score[ok])])
+    c = equations["complexity"].to_numpy(dtype=float)
+    x = (c - c[0]) / max(c[-1] - c[0], 1e-300)
+    span = loss[0] - loss.min()
+    y = (loss - loss.min()) / span if span > 0 else np.zeros_like(loss)
+    gain = 1.0 - x - y  # proportional to the distance below the chord from (0, 1) to (1, 0)
+    return int(np.argmax(gain)) if gain.max() > 1e-12 else int(np.argmin(loss))
+
+
+def _scores(complexity, loss):
+    logs = np.log(np.maximum(loss, 1e-300))
+    score = np.zeros(len(loss))
+    if len(loss) > 1:
+        score[1:] = -np.diff(logs) / np.diff(complexity)
+    return score
+
+
+class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
+    """Symbolic quantile regression: readable formulas for conditional quantiles.
+
+    Searches expressions over the given operators by regularized evolution (PySR's algorithm,
+    on a native numba engine) to minimise the pinball loss at each quantile level, keeps the
+    best expression per complexity (the Pareto front, ``equations_``) and selects one of them.
+
+    Parameters
+    ----------
+    quantile : float or sequence of float, default=0.5
+        Quantile level(s) in (0, 1). Several levels fit one front each; ``predict`` then
+        returns one column per level (in the given order).
+    operators : sequence of str, default=the paper's Table 1 set
+        Operator names among add sub mul div pow square cube sqrt exp log sin cos abs neg
+        (``+ - * / ^`` accepted).
+    maxsize : int, default=20
+        Largest complexity (sum of token weights) of an expression.
+    complexity_of_operators : dict or None, default=None
+        Token weights (keys: operator names, ``"feature"``, ``"constant"``); missing keys take
+        :data:`parsimony.metrics.TOKEN_COMPLEXITY` (the paper's Table 1 weights).
+    niterations, populations, population_size, ncycles_per_iteration : int
+        Search budget: each of ``niterations`` rounds evolves every population for
+        ``ncycles_per_iteration`` cycles (each replacing about ``population_size / 10``
+        members). Defaults are chosen so that a fit on a few hundred rows takes about a second.
+    parsimony : float, default=0.0032
+        Weight of complexity in the selection cost (relative to the loss of the best constant).
+    adaptive_parsimony_scaling : float, default=20.0
+        Strength of the penalty on over-represented complexities in tournaments.
+    model_selection : {"best", "score", "accuracy", "elbow"}, default="best"
+        How the expression used by ``predict`` is chosen from the front.
+    max_samples : int or None, default=None
+        Fit on a random subsample of at most this many rows (10000 gives the paper's SQR10K).
+    rearrange : bool, default=False
+        With several quantiles, sort each row's predictions so that they never cross
+        (monotone rearrangement).
+    loss : None, "pinball", "squared", "absolute" or a loss object, default=None
+        None fits the pinball loss at each quantile level; other losses need a single level.
+    time_limit : float or None, default=None
+        Seconds per quantile level; the search stops at the next sync point and keeps its
+        current front (``status_ == "time_limit"``).
+    random_state : int, RandomState or None, default=None
+        Seed; the same seed gives the same equations for every ``n_jobs``.
+    n_jobs : int or None, default=None
+        Threads evolving populations in parallel (None: 1, -1: all cores).
+    progress : bool, default=True
+        Show a progress bar.
+    backend : {"auto", "native", "julia"}, default="auto"
+        Engine; "auto" uses the native engine unless a Julia integration is available.
+
+    Attributes
+    ----------
+    equations_ : DataFrame or list of DataFrame
+        The Pareto front (columns complexity, loss, score, equation, sympy), one per quantile.
+    best_index_ : int or list of int
+        Row of ``equations_`` used by ``predict``.
+    complexity_ : int
+        Complexity of the selected expression (summed over quantile levels).
+    status_ : str
+        ``"completed"`` or ``"time_limit"`` (the worst over quantile levels).
+    n_evaluations_ : int
+        Expressions evaluated on the data (all levels).
+    """
+
+    def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
+                 niterations=20, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
+                 adaptive_parsimony_scaling=20.0, model_selection="best", max_samples=None, rearrange=False,
+                 loss=None, time_limit=None, random_state=None, n_jobs=None, progress=True, backend="auto"):
+        self.quantile = quantile
+        self.operators = operators
+        self.maxsize = maxsize
+        self.complexity_of_operators = complexity_of_operators
+        self.niterations = niterations
+        self.populations = populations
+        self.population_size = population_size
+        self.ncycles_per_iteration = ncycles_per_iteration
+        self.parsimony = parsimony
+        self.adaptive_parsimony_scaling = adaptive_parsimony_scaling
+        self.model_selection = model_selection
+        self.max_samples = max_samples
+        self.rearrange = rearrange
+        self.loss = loss
+        self.time_limit = time_limit
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.progress = progress
+        self.backend = backend
+
+    # ------------------------------------------------------------------------------ validation
+    def _quantiles(self):
+        return check_quantiles(self.quantile)
+
+    def _losses(self, quantiles):
+        if self.loss is None or self.loss == "pinball":
+            return [Pinball(q) for q in quantiles]
+        loss = self.loss
+        if isinstance(loss, str):
+            if loss not in LOSSES:
+                raise ValueError(f"loss must be None, a loss object or one of {sorted(LOSSES)}, got {loss!r}")
+            loss = LOSSES[loss]()
+        if not isinstance(loss, _Loss):
+            raise TypeError(f"loss must be None, a string or a parsimony loss object, got {loss!r}")
+        if len(quantiles) > 1:
+            raise ValueError("a custom loss fits one model: give a single quantile level")
+        return [loss]
+
+    def _settings(self):
+        maxsize = check_int(self.maxsize, "maxsize", minimum=1)
+        n_jobs = 1 if self.n_jobs is None else check_int(self.n_jobs, "n_jobs")
+        if n_jobs == 0:
+            raise ValueError("n_jobs must be a positive integer, -1 (all cores) or None")
+        if n_jobs < 0:
+            import os
+
+            n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
+        return SearchSettings(
+            maxsize=maxsize,
+            niterations=check_int(self.niterations, "niterations", minimum=1),
+            populations=check_int(self.populations, "populations", minimum=1),
+            population_size=check_int(self.population_size, "population_size", minimum=2),
+            ncycles_per_iteration=check_int(self.ncycles_per_iteration, "ncycles_per_iteration", minimum=1),
+            parsimony=check_nonnegative(self.parsimony, "parsimony"),
+            adaptive_parsimony_scaling=check_nonnegative(self.adaptive_parsimony_scaling,
+                                                         "adaptive_parsimony_scaling"),
+            time_limit=check_time_limit(self.time_limit),
+            n_jobs=n_jobs,
+            progress=bool(self.progress),
+        )
+
+    def _seed(self):
+        rs = self.random_state
+        if rs is None:
+            return int(np.random.SeedSequence().generate_state(1)[0])
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return int(rs) % (2**63)
+        if isinstance(rs, np.random.RandomState):
+            return int(rs.randint(0, 2**31 - 1))
+        if isinstance(rs, np.random.Generator):
+            return int(rs.integers(0, 2**62))
+        raise ValueError(f"random_state must be None, an int or a numpy RandomState/Generator, got {rs!r}")
+
+    # ------------------------------------------------------------------------------------- fit
+    def fit(self, X, y, sample_weight=None):
+        """Search a Pareto front of expressions per quantile level; returns ``self``."""
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        quantiles = self._quantiles()
+        losses = self._losses(quantiles)
+        settings = self._settings()
+        binops, unops, names = operator_codes(self.operators)
+        table = dict(TOKEN_COMPLEXITY)
+        if self.complexity_of_operators is not None:
+            table.update(dict(self.complexity_of_operators))
+        weights = complexity_weights(table)
+        check_option(self.model_selection, "model_selection", MODEL_SELECTIONS)
+        w = check_sample_weight(sample_weight, len(y))
+        w = np.ones(len(y)) if w is None else w
+        seed = self._seed()
+        rng = np.random.default_rng(seed)
+        if self.max_samples is not None:
+            max_samples = check_int(self.max_samples, "max_samples", minimum=1)
+            if len(y) > max_samples:
+                rows = np.sort(rng.choice(len(y), size=max_samples, replace=False))
+                X, y, w = X[rows], y[rows], w[rows]
+        self.feature_names_ = (list(map(str, self.feature_names_in_)) if hasattr(self, "feature_names_in_")
+                               else [f"x{j}" for j in range(X.shape[1])])
+        self.operators_ = names
+        self.complexity_weights_ = weights
+        self.quantiles_ = quantiles
+
+        engine = resolve_backend(self.backend)
+        fronts = None
+        if engine == "julia":
+            from ._julia import fit_julia
+
+            try:
+                fronts = fit_julia(self, X, y, w, quantiles, self.feature_names_)
+                self.backend_ = "julia"
+                statuses = ["completed"] * len(quantiles)
+                self.n_evaluations_ = 0
+            except NotImplementedError:
+                if self.backend == "julia":
+                    raise
+        if fronts is None:
+            self.backend_ = "native"
+            fronts, statuses, evaluations = [], [], 0
+            seeds = rng.integers(0, 2**62, size=len(quantiles))
+            for q, loss, s in zip(quantiles, losses, seeds):
+                settings.description = f"SQR tau={q:g}"
+                result = run_search(X, y, w, loss.code, loss.tau, binops, unops, weights, settings, int(s))
+                fronts.append(result.front)
+                statuses.append(result.status)
+                evaluations += result.evaluations
+            self.n_evaluations_ = evaluations
+
+        self._fronts = fronts
+        frames = [self._equations_frame(front) for front in fronts]
+        indices = [select_equation(f, self.model_selection) for f in frames]
+        self._train_ranges = []  # per front row: (min, max, median) of the training predictions
+        for k, front in enumerate(fronts):
+            ranges = []
+            for i in range(len(front)):
+                pred = self._evaluate(X, k, i)
+                ranges.append((float(np.min(pred)), float(np.max(pred)), float(np.median(pred))))
+            self._train_ranges.append(ranges)
+        single = np.ndim(self.quantile) == 0
+        self.equations_ = frames[0] if single else frames
+        self.best_index_ = indices[0] if single else indices
+        self.complexity_ = int(sum(f["complexity"].iloc[i] for f, i in zip(frames, indices)))
+        self.status_ = "time_limit" if "time_limit" in statuses else "completed"
+        return self
+
+    def _equations_frame(self, front):
+        import sympy
+
+        symbols = [sympy.Symbol(name) for name in self.feature_names_]
+        complexity = np.array([row["complexity"] for row in front], dtype=np.int64)
+        loss = np.array([row["loss"] for row in front], dtype=float)
+        return pd.DataFrame({
+            "complexity": complexity,
+            "loss": loss,
+            "score": _scores(complexity, loss),
+            "equation": [to_string(r["ops"], r["feats"], r["vals"], len(r["ops"]), self.feature_names_)
+                         for r in front],
+            "sympy": [to_sympy(r["ops"], r["feats"], r["vals"], len(r["ops"]), symbols) for r in front],
+        })
+
+    # --------------------------------------------------------------------------------- predict
+    def _evaluate(self, X, k, index):
+        row = self._fronts[k][index]
+        Xt = np.ascontiguousarray(X.T, dtype=np.float64)
+        out = np.empty(X.shape[0])
+        ws = make_workspace(len(row["ops"]), X.shape[0])
+        evaluate(row["ops"], row["feats"], row["vals"], len(row["ops"]), Xt, ws, out)
+        return out
+
+    def _indices(self, index):
+        n = len(self._fronts)
+        best = self.best_index_ if isinstance(self.best_index_, list) else [self.best_index_]
+        if index is None:
+            return best
+        chosen = list(index) if isinstance(index, (list, tuple, np.ndarray)) else [index] * n
+        if len(chosen) != n:
+            raise ValueError(f"index must give one row per quantile level ({n}), got {len(chosen)}")
+        out = []
+        for k, i in enumerate(chosen):
+            if isinstance(i, bool) or not isinstance(i, numbers.Integral):
+                raise TypeError(f"index must be an integer row of equations_, got {i!r}")
+            size = len(self._fronts[k])
+            if not -size <= i < size:
+                raise ValueError(f"index {i} out of range for a front of {size} equations")
+            out.append(int(i) % size)
+        return out
+
+    def predict(self, X, index=None):
+        """Predict with the selected expression(s), or with row ``index`` of ``equations_``.
+
+        Returns shape ``(n,)`` for one quantile level, ``(n, n_quantiles)`` for several.
+        Non-finite values (e.g. a logarithm of a negative input outside the training range) are
+        replaced by the expression's training range bounds (or median for NaN).
+        """
+        check_is_fitted(self, "_fronts")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        columns = []
+        for k, idx in enumerate(self._indices(index)):
+            pred = self._evaluate(X, k, idx)
+            if not np.all(np.isfinite(pred)):
+                low, high, mid = self._train_ranges[k][idx]
+                pred = np.where(np.isnan(pred), mid, np.clip(pred, low, high))
+            columns.append(pred)
+        if len(columns) == 1 and np.ndim(self.quantile) == 0:
+            return columns[0]
+        out = np.column_stack(columns)
+        if self.rearrange and out.shape[1] > 1:
+            order = np.argsort(self.quantiles_, kind="stable")
+            out[:, order] = np.sort(out[:, order], axis=1)
+        return out
+
+    # -------------------------------------------------------------------------------- exports
+    def _selected_frames(self):
+        check_is_fitted(self, "_fronts")
+        return self.equations_ if isinstance(self.equations_, list) else [self.equations_]
+
+    def sympy(self, index=None):
+        """The selected expression as sympy (a list for several quantile levels)."""
+        frames = self._selected_frames()
+        exprs = [f["sympy"].iloc[i] for f, i in zip(frames, self._indices(index))]
+        return exprs if isinstance(self.equations_, list) else exprs[0]
+
+    def latex(self, index=None, precision=3):
+        """LaTeX of the selected expression(s), constants rounded to ``precision`` digits."""
+        import sympy
+
+        frames = self._selected_frames()
+        out = []
+        for f, i in zip(frames, self._indices(index)):
+            expr = f["sympy"].iloc[i]
+            rounded = expr.xreplace({n: sympy.Float(float(f"{float(n):.{precision}g}")) for n in expr.atoms(sympy.Float)})
+            out.append(sympy.latex(rounded))
+        return out if isinstance(self.equations_, list) else out[0]
+
+    def plot_pareto_front(self, ax=None):
+        """Loss against complexity of the front(s), the selected expression marked."""
+        from ..plotting import plot_pareto_front
+
+        return plot_pareto_front(self, ax=ax)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.regressor_tags.poor_score = True  # tiny budgets in the common checks
+        return tags
