@@ -21,6 +21,62 @@ def _axes(ax=None, figsize=(6, 4)):
 
 
 # --- OSRT: trees -------------------------------------------------------------------------------
+def plot_osrt_tree(model, ax=None, decimals=2):
+    """Draw a fitted ``OptimalSparseRegressionTree``: conditions at splits (left branch = condition
+    holds), predictions at leaves, sample counts everywhere."""
+    t = model.tree_
+    order = []  # leaves left to right
+
+    def collect(i):
+        if t.feature[i] < 0:
+            order.append(i)
+        else:
+            collect(t.children_left[i])
+            collect(t.children_right[i])
+
+    collect(0)
+    x = {leaf: float(k) for k, leaf in enumerate(order)}
+
+    def place(i):
+        if i not in x:
+            x[i] = 0.5 * (place(t.children_left[i]) + place(t.children_right[i]))
+        return x[i]
+
+    place(0)
+    width = max(len(order), 2)
+    depth = int(t.depth.max()) if t.node_count else 0
+    ax = _axes(ax, figsize=(min(2.0 + 1.8 * width, 24), 1.0 + 1.3 * (depth + 1)))
+    box = {"boxstyle": "round,pad=0.3", "linewidth": 0.8}
+    for i in range(t.node_count):
+        if t.feature[i] >= 0:
+            for child, label in ((t.children_left[i], "yes"), (t.children_right[i], "no")):
+                ax.plot([x[i], x[child]], [-t.depth[i], -t.depth[child]], color="0.5", lw=0.8, zorder=1)
+                ax.text(0.5 * (x[i] + x[child]), -0.5 * (t.depth[i] + t.depth[child]), label, fontsize=7,
+                        ha="center", va="center", color="0.35", zorder=3)
+            text = f"{model.node_condition(i, True)}\nn={t.n_node_samples[i]}"
+            style = dict(box, facecolor="#e8eef7", edgecolor="#4a6fa5")
+        else:
+            text = f"{t.value[i]:.{decimals}f}\nn={t.n_node_samples[i]}"
+            style = dict(box, facecolor="#f4efe2", edgecolor="#a5814a")
+        ax.text(x[i], -t.depth[i], text, ha="center", va="center", fontsize=8, bbox=style, zorder=4)
+    ax.set_xlim(-0.8, len(order) - 0.2)
+    ax.set_ylim(-depth - 0.6, 0.6)
+    ax.set_axis_off()
+    ax.set_title(f"{t.node_count} nodes, {int((t.feature < 0).sum())} leaves, objective {model.objective_:.4f}",
+                 fontsize=9)
+    return ax
+
+
+def plot_osrt_frontier(results, ax=None, label="OSRT", **kwargs):
+    """Loss against number of leaves (``results``: iterable of ``(leaves, loss)``), as a step front."""
+    ax = _axes(ax)
+    pts = sorted(results)
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label, **kwargs)
+    ax.set_xlabel("number of leaves")
+    ax.set_ylabel("normalised loss")
+    ax.legend()
+    return ax
+
 
 
 # --- ForestPrune: regularization paths --------------------------------------------------------

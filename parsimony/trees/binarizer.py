@@ -132,6 +132,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = []  # the output is always uint8
         return tags
 
 

@@ -119,6 +119,9 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         root = {"rows": np.arange(n)}
         return SearchResult(lam, lam, "optimal", root, {"subproblems": 0, "expansions": 0, "bounds": 0,
                                                          "seconds": time.perf_counter() - t0})
+    if m == 0:
+        return SearchResult(1.0 + lam, 1.0 + lam, "optimal", {"rows": np.arange(n)},
+                            {"subproblems": 0, "expansions": 0, "bounds": 0, "seconds": time.perf_counter() - t0})
     y_scaled = (y - centre) / scale
     uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, loss_kind)
     n_classes = uniq.shape[0]
@@ -239,3 +242,334 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
 def _new_table(cap, n_words):
     return (np.zeros((cap, n_words), dtype=np.uint64), np.full(cap, -1, dtype=np.int32), np.zeros(cap),
             np.full(cap, np.inf), np.full(cap, -2, dtype=np.int32))
+
+
+# ----------------------------------------------------------------------------------------------
+# fitted tree
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class TreeTable:
+    """A fitted tree as flat arrays, one entry per node in preorder (node 0 is the root).
+
+    ``feature[i]`` is the binary column tested at node ``i`` (-1 at a leaf);
+    ``children_left[i]`` is the node for rows where that column is 1 (the condition holds),
+    ``children_right[i]`` the node for rows where it is 0 (-1 at a leaf). ``value`` is the
+    prediction (mean, or median for the absolute loss) of the node's training rows, ``loss``
+    their loss normalised like the objective, ``n_node_samples`` their number and ``depth``
+    the node's depth.
+    """
+
+    feature: np.ndarray
+    children_left: np.ndarray
+    children_right: np.ndarray
+    value: np.ndarray
+    loss: np.ndarray
+    n_node_samples: np.ndarray
+    depth: np.ndarray
+
+    @property
+    def node_count(self) -> int:
+        return int(self.feature.shape[0])
+
+    def apply(self, Xb: np.ndarray) -> np.ndarray:
+        """Leaf index reached by every row of the binary matrix ``Xb``."""
+        node = np.zeros(Xb.shape[0], dtype=np.int64)
+        active = np.ones(Xb.shape[0], dtype=bool)
+        while active.any():
+            f = self.feature[node]
+            active = f >= 0
+            if not active.any():
+                break
+            idx = np.nonzero(active)[0]
+            hit = Xb[idx, f[idx]] == 1
+            node[idx] = np.where(hit, self.children_left[node[idx]], self.children_right[node[idx]])
+        return node
+
+
+def _leaf_value(values, loss_kind):
+    if loss_kind == 0:
+        return float(values.mean())
+    return float(np.sort(values)[(len(values) - 1) // 2])
+
+
+def _node_loss(values, loss_kind, norm):
+    if norm <= 0:
+        return 0.0
+    if loss_kind == 0:
+        return float(((values - values.mean()) ** 2).sum() / norm)
+    return float(np.abs(values - _leaf_value(values, 1)).sum() / norm)
+
+
+def _tree_table(root, y, loss_kind):
+    """Preorder node table from the nested split dictionary of a search."""
+    if loss_kind == 0:
+        norm = float(((y - y.mean()) ** 2).sum())
+    else:
+        norm = float(np.abs(y - np.median(y)).sum())
+    rows_out = []
+
+    def visit(node, depth):
+        i = len(rows_out)
+        rows_out.append(None)
+        if "feature" in node:
+            left = visit(node["true"], depth + 1)
+            right = visit(node["false"], depth + 1)
+            rows_out[i] = (node["feature"], left, right, depth)
+        else:
+            rows_out[i] = (-1, -1, -1, depth, node["rows"])
+        return i
+
+    visit(root, 0)
+    n_nodes = len(rows_out)
+    table = TreeTable(
+        feature=np.full(n_nodes, -1, dtype=np.int64),
+        children_left=np.full(n_nodes, -1, dtype=np.int64),
+        children_right=np.full(n_nodes, -1, dtype=np.int64),
+        value=np.zeros(n_nodes),
+        loss=np.zeros(n_nodes),
+        n_node_samples=np.zeros(n_nodes, dtype=np.int64),
+        depth=np.zeros(n_nodes, dtype=np.int64),
+    )
+    members = [None] * n_nodes
+    for i, entry in enumerate(rows_out):
+        table.depth[i] = entry[3]
+        if entry[0] >= 0:
+            table.feature[i], table.children_left[i], table.children_right[i] = entry[0], entry[1], entry[2]
+        else:
+            members[i] = entry[4]
+    for i in range(n_nodes - 1, -1, -1):  # children come after their parent in preorder
+        if table.feature[i] >= 0:
+            members[i] = np.concatenate([members[table.children_left[i]], members[table.children_right[i]]])
+        vals = y[members[i]]
+        table.value[i] = _leaf_value(vals, loss_kind)
+        table.loss[i] = _node_loss(vals, loss_kind, norm)
+        table.n_node_samples[i] = len(vals)
+    return table
+
+
+# ----------------------------------------------------------------------------------------------
+# estimator
+# ----------------------------------------------------------------------------------------------
+class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
+    """Provably optimal sparse regression tree (OSRT, Zhang et al., AAAI 2023).
+
+    Minimises ``loss(t) / loss(one leaf) + regularization * leaves(t)`` over all trees on binary
+    features (optionally of depth at most ``depth_limit``), exactly, by dynamic programming
+    with bounds. The squared loss is the sum of squared errors about each leaf's mean (so a
+    one-leaf tree has loss 1, as in the reference implementation ``osrt``); the absolute
+    loss uses absolute errors about each leaf's median.
+
+    Parameters
+    ----------
+    regularization : float, default=0.05
+        Penalty per leaf (``lambda``), >= 0.
+    depth_limit : int or None, default=None
+        Largest number of splits on a root-to-leaf path; None searches all depths.
+    loss : {"squared", "absolute"}, default="squared"
+    bound : {"kmeans", "equivalent", "none"}, default="kmeans"
+        Lower bound used to prune: the k-Means (k-median) equivalent-points bound, the plain
+        equivalent-points bound, or only the leaf penalty. The optimum does not depend on it.
+    time_limit : float or None, default=None
+        Seconds. When reached, the best tree found is kept, ``status_`` is "time_limit" and
+        ``gap_`` is the certified distance to the optimum.
+    memory_limit : float or None, default=None
+        Megabytes for the memo table; when exceeded the search stops like a time limit, with
+        ``status_`` "memory_limit".
+    binarizer : "auto", None or Binarizer, default="auto"
+        "auto" binarises numeric columns with ``Binarizer()`` (binary columns pass through
+        unchanged); None requires X to be binary (0/1) and raises otherwise; a ``Binarizer``
+        instance is cloned and fitted.
+
+    Attributes
+    ----------
+    tree_ : TreeTable
+        Node table of the fitted tree (see ``TreeTable``).
+    objective_, loss_ : float
+        Objective and normalised loss of the fitted tree on the training data.
+    lower_bound_ : float
+        Certified lower bound on the optimal objective (equal to ``objective_`` when optimal).
+    gap_ : float
+        ``objective_ - lower_bound_`` (0 when optimal).
+    status_ : str
+        "optimal", "time_limit" or "memory_limit".
+    n_leaves_, depth_ : int
+    search_stats_ : dict
+        Subproblems stored, node expansions, bounds computed, table size, seconds.
+    binarizer_ : Binarizer or None
+    binary_feature_names_ : ndarray of str
+        Names of the binary columns the tree splits on.
+    n_features_in_, feature_names_in_
+        Set by ``fit``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from parsimony.trees import OptimalSparseRegressionTree
+    >>> X = np.array([[0, 0], [0, 1], [1, 0], [1, 1]] * 5)
+    >>> y = 3.0 * X[:, 0] + 0.1 * X[:, 1]
+    >>> model = OptimalSparseRegressionTree(regularization=0.01, binarizer=None).fit(X, y)
+    >>> model.n_leaves_, model.status_
+    (2, 'optimal')
+    """
+
+    def __init__(self, regularization=0.05, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
+                 memory_limit=None, binarizer="auto"):
+        self.regularization = regularization
+        self.depth_limit = depth_limit
+        self.loss = loss
+        self.bound = bound
+        self.time_limit = time_limit
+        self.memory_limit = memory_limit
+        self.binarizer = binarizer
+
+    # -- validation ------------------------------------------------------------------------------
+    def _check_params(self):
+        lam = check_nonnegative(self.regularization, "regularization")
+        depth = None if self.depth_limit is None else check_int(self.depth_limit, "depth_limit", minimum=0)
+        check_option(self.loss, "loss", LOSSES)
+        check_option(self.bound, "bound", BOUNDS)
+        time_limit = check_time_limit(self.time_limit)
+        memory = None
+        if self.memory_limit is not None:
+            memory = check_nonnegative(self.memory_limit, "memory_limit")
+            if memory == 0:
+                raise ValueError("memory_limit must be positive (megabytes) or None")
+        b = self.binarizer
+        if not (b is None or (isinstance(b, str) and b == "auto") or isinstance(b, Binarizer)):
+            raise ValueError(f"binarizer must be 'auto', None or a Binarizer instance, got {b!r}")
+        return lam, depth, time_limit, memory
+
+    def _binarize_fit(self, X):
+        names = getattr(self, "feature_names_in_", None)
+        names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(X.shape[1])]
+        if self.binarizer is None:
+            bad = ~np.all((X == 0) | (X == 1), axis=0)
+            if bad.any():
+                j = int(np.nonzero(bad)[0][0])
+                raise ValueError(
+                    f"X must be binary (0/1) when binarizer=None, but feature {names[j]!r} holds other values; "
+                    "pass binarizer='auto' or a Binarizer to binarise numeric features")
+            self.binarizer_ = None
+            self.binary_feature_names_ = np.asarray(names, dtype=object)
+            self._conditions = [(f"{n} = 1", f"{n} = 0") for n in names]
+            return X.astype(np.uint8)
+        from sklearn.base import clone
+
+        binarizer = Binarizer() if isinstance(self.binarizer, str) else clone(self.binarizer)
+        binarizer.fit(X)
+        self.binarizer_ = binarizer
+        conds = []
+        out_names = []
+        for j, thr in enumerate(binarizer.thresholds_):
+            if binarizer.binary_columns_[j]:
+                conds.append((f"{names[j]} = 1", f"{names[j]} = 0"))
+                out_names.append(names[j])
+            else:
+                conds.extend((f"{names[j]} <= {t:.6g}", f"{names[j]} > {t:.6g}") for t in thr)
+                out_names.extend(f"{names[j]} <= {t:.6g}" for t in thr)
+        self._conditions = conds
+        self.binary_feature_names_ = np.asarray(out_names, dtype=object)
+        return binarizer.transform(X)
+
+    def _binarize(self, X):
+        if self.binarizer_ is None:
+            bad = ~np.all((X == 0) | (X == 1), axis=0)
+            if bad.any():
+                raise ValueError("X must be binary (0/1): this model was fitted with binarizer=None")
+            return X.astype(np.uint8)
+        return self.binarizer_.transform(X)
+
+    # -- fit / predict ---------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Find the optimal tree for ``(X, y)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Binary features, or numeric ones when a binarizer is set.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        lam, depth, time_limit, memory = self._check_params()
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        y = np.asarray(y, dtype=np.float64)
+        Xb = self._binarize_fit(X)
+        loss_kind = LOSSES[self.loss]
+        result = solve(Xb, y, lam, depth, self.loss, self.bound, time_limit, memory)
+        self.tree_ = _tree_table(result.root, y, loss_kind)
+        leaves = self.tree_.feature < 0
+        self.n_leaves_ = int(leaves.sum())
+        self.depth_ = int(self.tree_.depth.max())
+        self.loss_ = float(self.tree_.loss[leaves].sum())
+        self.objective_ = self.loss_ + lam * self.n_leaves_
+        self.status_ = result.status
+        self.lower_bound_ = self.objective_ if result.status == "optimal" else min(result.lower_bound,
+                                                                                   self.objective_)
+        self.gap_ = self.objective_ - self.lower_bound_
+        self.search_stats_ = result.stats
+        return self
+
+    def predict(self, X):
+        """Predicted value of the leaf each row of ``X`` falls into."""
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.tree_.value[self.tree_.apply(self._binarize(X))]
+
+    def apply(self, X):
+        """Index (in ``tree_``) of the leaf each row of ``X`` falls into."""
+        check_is_fitted(self, "tree_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.tree_.apply(self._binarize(X))
+
+    # -- export ------------------------------------------------------------------------------------
+    def node_condition(self, node: int, branch: bool) -> str:
+        """Readable condition of ``node``'s true (left) or false (right) branch."""
+        return self._conditions[self.tree_.feature[node]][0 if branch else 1]
+
+    def export_text(self, decimals: int = 3) -> str:
+        """The tree as indented text, one condition or leaf per line."""
+        check_is_fitted(self, "tree_")
+        t = self.tree_
+        lines = []
+
+        def visit(i, indent):
+            pad = "|   " * indent
+            if t.feature[i] < 0:
+                lines.append(f"{pad}|--- value: {t.value[i]:.{decimals}f}  (n={t.n_node_samples[i]})")
+                return
+            for branch, child in ((True, t.children_left[i]), (False, t.children_right[i])):
+                lines.append(f"{pad}|--- {self.node_condition(i, branch)}")
+                visit(child, indent + 1)
+
+        visit(0, 0)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        """Nested dictionary: splits hold ``feature``, ``condition``, ``true``, ``false``; leaves ``value``."""
+        check_is_fitted(self, "tree_")
+        t = self.tree_
+
+        def visit(i):
+            out = {"n_samples": int(t.n_node_samples[i]), "value": float(t.value[i]), "loss": float(t.loss[i])}
+            if t.feature[i] >= 0:
+                out["feature"] = int(t.feature[i])
+                out["condition"] = self.node_condition(i, True)
+                out["true"] = visit(t.children_left[i])
+                out["false"] = visit(t.children_right[i])
+            return out
+
+        return visit(0)
+
+    def plot_tree(self, ax=None, decimals: int = 2):
+        """Draw the tree with matplotlib; returns the Axes."""
+        from ..plotting import plot_osrt_tree
+
+        return plot_osrt_tree(self, ax=ax, decimals=decimals)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        return tags

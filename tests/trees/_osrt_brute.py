@@ -1,0 +1,57 @@
+"""Exhaustive search over trees (no bounds): the oracle for the OSRT tests."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+def leaf_loss(values: np.ndarray, loss: str) -> float:
+    if loss == "squared":
+        return float(((values - values.mean()) ** 2).sum())
+    med = np.sort(values)[(len(values) - 1) // 2]
+    return float(np.abs(values - med).sum())
+
+
+def brute_force_objective(Xb, y, lam, depth, loss="squared", rows=None):
+    """Optimal objective by trying every split at every node (memoised on row sets only)."""
+    Xb = np.asarray(Xb)
+    y = np.asarray(y, dtype=float)
+    n, m = Xb.shape
+    norm = leaf_loss(y, loss)
+    depth = m if depth is None else depth
+
+    @functools.lru_cache(maxsize=None)
+    def opt(subset, d):
+        idx = np.fromiter(subset, dtype=np.int64)
+        best = leaf_loss(y[idx], loss) / norm + lam
+        if d == 0:
+            return best
+        for j in range(m):
+            hit = Xb[idx, j] == 1
+            if hit.all() or not hit.any():
+                continue
+            value = opt(tuple(idx[hit]), d - 1) + opt(tuple(idx[~hit]), d - 1)
+            best = min(best, value)
+        return best
+
+    start = tuple(range(n)) if rows is None else tuple(rows)
+    return opt(start, depth)
+
+
+def random_problem(seed):
+    """A tiny random problem: binary X (<= 6 features), y with ties or not, lambda, depth, loss."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 28))
+    m = int(rng.integers(1, 7))
+    Xb = (rng.random((n, m)) < rng.uniform(0.2, 0.8)).astype(np.uint8)
+    if seed % 3 == 0:
+        y = rng.integers(0, 4, n).astype(float)
+    else:
+        y = rng.normal(size=n) * rng.uniform(0.1, 100)
+    if np.ptp(y) == 0:
+        y[0] += 1.0
+    lam = [0.0, 0.005, 0.02, 0.1, 0.3][seed % 5]
+    depth = [None, 0, 1, 2, 3][(seed // 5) % 5]
+    return Xb, y, lam, depth

@@ -1,0 +1,158 @@
+"""The scikit-learn estimator and the Binarizer: contract, inputs, outputs, exports."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from parsimony.trees import Binarizer, OptimalSparseRegressionTree
+
+from _osrt_brute import brute_force_objective
+
+
+@parametrize_with_checks([OptimalSparseRegressionTree(regularization=0.05, depth_limit=3), Binarizer()],
+                         expected_failed_checks=lambda est: {})
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _binary_data(seed=0, n=60, m=6):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, m)) < 0.5).astype(int)
+    y = 2.0 * X[:, 0] - X[:, 1] * X[:, 2] + rng.normal(scale=0.2, size=n)
+    return X, y
+
+
+def test_binary_data_fit_matches_brute_force_and_reports():
+    X, y = _binary_data()
+    model = OptimalSparseRegressionTree(regularization=0.02, depth_limit=2, binarizer=None).fit(X, y)
+    assert model.status_ == "optimal" and model.gap_ == 0.0
+    assert model.objective_ == pytest.approx(brute_force_objective(X, y, 0.02, 2))
+    assert model.objective_ == pytest.approx(model.loss_ + 0.02 * model.n_leaves_)
+    sse = ((y - model.predict(X)) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+    assert model.loss_ == pytest.approx(sse)
+    assert model.depth_ <= 2
+    assert model.lower_bound_ == model.objective_
+    assert set(model.search_stats_) >= {"subproblems", "expansions", "bounds", "seconds"}
+
+
+def test_absolute_loss_predicts_leaf_medians():
+    X, y = _binary_data(1)
+    model = OptimalSparseRegressionTree(regularization=0.01, depth_limit=2, loss="absolute", binarizer=None).fit(X, y)
+    assert model.objective_ == pytest.approx(brute_force_objective(X, y, 0.01, 2, "absolute"))
+    leaves = model.apply(X)
+    for leaf in np.unique(leaves):
+        vals = np.sort(y[leaves == leaf])
+        assert model.tree_.value[leaf] == vals[(len(vals) - 1) // 2]
+
+
+def test_constant_target_gives_one_leaf():
+    X, _ = _binary_data()
+    model = OptimalSparseRegressionTree(regularization=0.0, binarizer=None).fit(X, np.full(len(X), 3.5))
+    assert model.n_leaves_ == 1 and model.status_ == "optimal"
+    np.testing.assert_allclose(model.predict(X), 3.5)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"regularization": -0.1}, "regularization"),
+        ({"depth_limit": -1}, "depth_limit"),
+        ({"loss": "huber"}, "loss"),
+        ({"bound": "magic"}, "bound"),
+        ({"time_limit": 0}, "time_limit"),
+        ({"memory_limit": -5}, "memory_limit"),
+        ({"binarizer": "sometimes"}, "binarizer"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(params, message):
+    X, y = _binary_data()
+    with pytest.raises((ValueError, TypeError), match=message):
+        OptimalSparseRegressionTree(**params).fit(X, y)
+
+
+def test_bad_data_raises_clear_errors():
+    X, y = _binary_data()
+    with pytest.raises(ValueError, match="binary"):
+        OptimalSparseRegressionTree(binarizer=None).fit(X + 0.5, y)
+    Xn = X.astype(float)
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        OptimalSparseRegressionTree().fit(Xn, y)
+    with pytest.raises(ValueError, match="sample"):
+        OptimalSparseRegressionTree().fit(X[:1], y[:1])
+    fitted = OptimalSparseRegressionTree(binarizer=None, depth_limit=1).fit(X, y)
+    with pytest.raises(ValueError, match="binary"):
+        fitted.predict(X + 2)
+
+
+def test_binarizer_auto_names_and_new_data():
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"age": rng.integers(18, 80, 120).astype(float), "smoker": rng.integers(0, 2, 120)})
+    y = (frame["age"] > 50) * 3.0 + frame["smoker"] + rng.normal(scale=0.1, size=120)
+    model = OptimalSparseRegressionTree(regularization=0.01, depth_limit=2).fit(frame, y)
+    names = list(model.binary_feature_names_)
+    assert names[-1] == "smoker" and all(n.startswith("age <= ") for n in names[:-1])
+    assert len(names) == 5  # 4 thresholds for age, smoker passes through
+    text = model.export_text()
+    assert "age" in text and "value:" in text
+    new = pd.DataFrame({"age": [20.0, 70.0], "smoker": [0, 1]})
+    pred = model.predict(new)
+    assert pred[1] > pred[0] + 2
+    d = model.to_dict()
+    assert d["n_samples"] == 120 and "condition" in d
+
+
+def test_binarizer_thresholds_are_equal_frequency_midpoints():
+    x = np.arange(1.0, 101.0)[:, None]
+    b = Binarizer(n_thresholds=4).fit(x)
+    np.testing.assert_allclose(b.thresholds_[0], [20.5, 40.5, 60.5, 80.5])
+    out = b.transform(np.array([[20.0], [21.0], [100.0]]))
+    np.testing.assert_array_equal(out, [[1, 1, 1, 1], [0, 1, 1, 1], [0, 0, 0, 0]])
+    assert list(b.get_feature_names_out()) == ["x0 <= 20.5", "x0 <= 40.5", "x0 <= 60.5", "x0 <= 80.5"]
+    few = Binarizer().fit(np.array([[1.0], [2.0], [2.0], [5.0]]))
+    assert len(few.thresholds_[0]) <= 2
+    user = Binarizer(thresholds={0: [10, 50]}).fit(x)
+    np.testing.assert_allclose(user.thresholds_[0], [10, 50])
+
+
+def test_deterministic_and_picklable():
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 3))
+    y = X[:, 0] ** 2 + rng.normal(scale=0.1, size=80)
+    a = OptimalSparseRegressionTree(regularization=0.01, depth_limit=3).fit(X, y)
+    b = OptimalSparseRegressionTree(regularization=0.01, depth_limit=3).fit(X, y)
+    np.testing.assert_array_equal(a.tree_.feature, b.tree_.feature)
+    c = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(c.predict(X), a.predict(X))
+
+
+def test_depth_limit_zero_and_regularization_tradeoff():
+    X, y = _binary_data(5)
+    assert OptimalSparseRegressionTree(depth_limit=0, binarizer=None).fit(X, y).n_leaves_ == 1
+    leaves = [OptimalSparseRegressionTree(regularization=lam, binarizer=None).fit(X, y).n_leaves_
+              for lam in (0.5, 0.05, 0.001)]
+    assert leaves[0] <= leaves[1] <= leaves[2] and leaves[0] < leaves[2]
+
+
+def test_time_limit_status_and_gap():
+    rng = np.random.default_rng(6)
+    X = (rng.random((400, 16)) < 0.5).astype(int)
+    y = X[:, :8] @ rng.normal(size=8) + rng.normal(scale=0.5, size=400)
+    model = OptimalSparseRegressionTree(regularization=0.0005, binarizer=None, time_limit=0.05).fit(X, y)
+    assert model.status_ == "time_limit"
+    assert model.gap_ > 0 and model.lower_bound_ <= model.objective_
+
+
+def test_plot_tree_draws_every_node():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    X, y = _binary_data()
+    model = OptimalSparseRegressionTree(regularization=0.02, depth_limit=2, binarizer=None).fit(X, y)
+    ax = model.plot_tree()
+    texts = [t.get_text() for t in ax.texts]
+    assert sum("n=" in t for t in texts) == model.tree_.node_count

@@ -1,0 +1,122 @@
+"""Exactness of the OSRT search against exhaustive search, and validity of every bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from parsimony.trees import _search
+from parsimony.trees.osrt import _bitsets, _equivalence_classes, solve
+
+from _osrt_brute import brute_force_objective, leaf_loss, random_problem
+
+
+def _tree_objective(node, y, lam, loss):
+    norm = leaf_loss(y, loss)
+    leaves = []
+
+    def walk(nd):
+        if "feature" in nd:
+            walk(nd["true"])
+            walk(nd["false"])
+        else:
+            leaves.append(nd["rows"])
+
+    walk(node)
+    return sum(leaf_loss(y[r], loss) for r in leaves) / norm + lam * len(leaves)
+
+
+@pytest.mark.parametrize("bound", ["kmeans", "equivalent", "none"])
+def test_objective_equals_exhaustive_search(bound):
+    seeds = range(240) if bound == "kmeans" else range(0, 240, 3)
+    for seed in seeds:
+        Xb, y, lam, depth = random_problem(seed)
+        loss = "absolute" if seed % 4 == 1 else "squared"
+        result = solve(Xb, y, lam, depth, loss, bound)
+        expected = brute_force_objective(Xb, y, lam, depth, loss)
+        assert result.status == "optimal"
+        assert result.objective == pytest.approx(expected, abs=1e-9), (seed, bound)
+        # the returned tree really has that objective and respects the depth limit
+        assert _tree_objective(result.root, y, lam, loss) == pytest.approx(expected, abs=1e-9), seed
+
+
+def test_eight_features_depth_three():
+    for seed in range(12):
+        rng = np.random.default_rng(1000 + seed)
+        Xb = (rng.random((24, 8)) < 0.5).astype(np.uint8)
+        y = Xb[:, 0] * 2.0 + Xb[:, 1] * Xb[:, 2] + rng.normal(scale=0.3, size=24)
+        lam = 0.01
+        assert solve(Xb, y, lam, 3).objective == pytest.approx(brute_force_objective(Xb, y, lam, 3), abs=1e-9)
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_lower_bounds_never_exceed_the_optimum(loss):
+    """The bound of any subproblem (random subsets of classes, every depth) <= its optimum."""
+    loss_kind = 0 if loss == "squared" else 1
+    rng = np.random.default_rng(7)
+    checked = 0
+    for seed in range(40):
+        Xb, y, lam, _ = random_problem(seed)
+        if loss_kind == 0:
+            centre, norm = y.mean(), ((y - y.mean()) ** 2).sum()
+            scale = np.sqrt(norm)
+        else:
+            centre = np.median(y)
+            norm = scale = np.abs(y - centre).sum()
+        ys = (y - centre) / scale
+        uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, loss_kind)
+        order = np.argsort(ys, kind="stable")
+        rows_class = row_class[order].astype(np.int64)
+        rows_y = ys[order]
+        n_classes = len(cw)
+        for _ in range(4):
+            subset = np.nonzero(rng.random(n_classes) < 0.6)[0]
+            if subset.size == 0:
+                continue
+            words = _bitsets(np.isin(np.arange(n_classes), subset)[:, None], 1)[0]
+            rows = np.nonzero(np.isin(row_class, subset))[0]
+            for d in (0, 1, 2, 3, _search.UNLIMITED):
+                opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else d, loss, rows=rows)
+                # the oracle normalises by the loss of all rows, as the search does
+                for kind in (_search.BOUND_KMEANS, _search.BOUND_EQUIVALENT, _search.BOUND_NONE):
+                    members = np.empty(n_classes, dtype=np.int64)
+                    buf = max(n_classes, len(y))
+                    lb = _search.lower_bound(kind, loss_kind, words, d, lam, cw, cmean, cwithin, rows_class, rows_y,
+                                             members, np.empty(buf), np.empty(buf))
+                    assert lb <= opt + 1e-9, (seed, d, kind)
+                    checked += 1
+    assert checked > 500
+
+
+def test_kmeans_bound_is_at_least_the_equivalent_points_bound():
+    Xb, y, lam, _ = random_problem(11)
+    result_k = solve(Xb, y, lam, 3, bound="kmeans")
+    result_e = solve(Xb, y, lam, 3, bound="equivalent")
+    assert result_k.objective == pytest.approx(result_e.objective)
+    assert result_k.stats["expansions"] <= result_e.stats["expansions"]
+
+
+def _hard_problem():
+    rng = np.random.default_rng(5)
+    Xb = (rng.random((300, 14)) < 0.5).astype(np.uint8)
+    y = Xb[:, :6] @ rng.normal(size=6) + Xb[:, 6] * Xb[:, 7] + rng.normal(scale=0.5, size=300)
+    return Xb, y
+
+
+def test_time_limit_returns_best_tree_with_certified_gap():
+    Xb, y = _hard_problem()
+    full = solve(Xb, y, 0.001, None)
+    assert full.status == "optimal"
+    limited = solve(Xb, y, 0.001, None, time_limit=0.05)
+    assert limited.status == "time_limit"
+    assert limited.lower_bound <= full.objective + 1e-9
+    assert limited.objective >= full.objective - 1e-9
+    assert _tree_objective(limited.root, y, 0.001, "squared") == pytest.approx(limited.objective, abs=1e-9)
+
+
+def test_memory_limit_stops_gracefully():
+    Xb, y = _hard_problem()
+    full = solve(Xb, y, 0.001, None)
+    limited = solve(Xb, y, 0.001, None, memory_limit=0.5)
+    assert limited.status == "memory_limit"
+    assert limited.lower_bound <= full.objective + 1e-9 <= limited.objective + 2e-9
