@@ -23,7 +23,7 @@ module ParsimonyKernels
 export pinball_loss, mean_pinball_loss, Pinball
 export cluster_costs, KIND_SQUARED, KIND_ABSOLUTE
 export PLAIN, RIDGE, SUBSET, gram_tables, residual, beta_penalty, objective
-export set_block!, block_update!, cbcd!, alpha_max
+export tree_column!, set_block!, block_update!, cbcd!, stack_truncated, alpha_max
 
 include("pinball.jl")
 include("kmeans.jl")

@@ -3,98 +3,129 @@
 # tie-breaking (`val < best_val - 1e-12 * abs(cur)`), same in-place updates.
 #
 # Problem (1): minimise (1/m)||t - gamma sum_i beta_i D_i z_i||^2 + s sum_i wcum[i, k_i + 1]
-# (+ alpha2 pen(beta)) over k_i, the number of layers kept by tree i. Index conventions
-# (Julia, 1-based): `D[i, l, j]` is layer l of tree i at row j (n_trees x n_layers x m, the
-# NumPy array's logical order); layer counts `k` stay counts (0..n_layers[i]), so tables indexed
-# by a count are read at `k + 1`: `PP[i, k + 1] = ||sum_{l <= k} D[i, l, :]||^2` and
-# `wcum[i, k + 1]` the summed weight of the first k layers. Tree indices `i` are 1-based.
+# (+ alpha2 pen(beta)) over k_i, the number of layers kept by tree i.
+#
+# The depth-difference matrices come factored, D_i = E_i T_i, exactly as the NumPy twin takes
+# them: `leaves[i, j]` is the leaf (0-based, local to tree i) of row j, and the depth-difference
+# row of leaf a of tree i is `T[loff[i] + a + 1, :]`, `loff` holding the NumPy 0-based offsets
+# (length n + 1). Tree and layer indices are 1-based in Julia; layer counts k stay counts
+# (0..n_layers[i]), so tables indexed by a count are read at `k + 1`:
+# `PP[i, k + 1] = ||D_i z_k||^2`, `wcum[i, k + 1]` the summed weight of the first k layers.
 
 const PLAIN = 0
 const RIDGE = 1
 const SUBSET = 2
 
-# D[i, a, :] ⋅ D[i, b, :] and D[i, l, :] ⋅ v; reassociation allowed, like the numba twin's fastmath.
-@inline function _layer_dot(D, i::Int, a::Int, b::Int)
-    s = 0.0
-    @inbounds @simd for j in axes(D, 3)
-        s += D[i, a, j] * D[i, b, j]
-    end
-    return s
-end
-
-@inline function _layer_dot(D, i::Int, l::Int, v::AbstractVector)
-    s = 0.0
-    @inbounds @simd for j in axes(D, 3)
-        s += D[i, l, j] * v[j]
-    end
-    return s
-end
-
 @inline function _sumsq(v::AbstractVector)
     s = 0.0
-    @inbounds @simd for j in eachindex(v)
+    @inbounds @simd for j in eachindex(v)  # reassociation allowed, like the numba twin's fastmath
         s += v[j] * v[j]
     end
     return s
 end
 
-"""
-    gram_tables(D, n_layers) -> (G, PP)
+# sums[a] = sum of v over the rows falling in leaf a (1-based) of tree i.
+function _leaf_sums!(sums, leaves, i::Int, v, nl::Int)
+    for a in 1:nl
+        sums[a] = 0.0
+    end
+    @inbounds for j in eachindex(v)
+        sums[leaves[i, j] + 1] += v[j]
+    end
+    return sums
+end
 
-Per-tree Gram matrices `G[i, a, b] = D[i, a, :] ⋅ D[i, b, :]` (n x L x L) and prefix norms
-`PP[i, k + 1] = ||sum_{l <= k} D[i, l, :]||^2` (n x (L + 1)), constant beyond `n_layers[i]`.
+_n_leaves(loff, i::Int) = Int(loff[i + 1] - loff[i])
+
 """
-function gram_tables(D::AbstractArray{<:Real,3}, n_layers::AbstractVector{<:Integer})
-    n, L, _ = size(D)
-    length(n_layers) == n || throw(DimensionMismatch("n_layers has $(length(n_layers)) entries, D has $n trees"))
+    gram_tables(leaves, T, loff, n_layers) -> (G, PP)
+
+Per-tree Gram matrices `G[i, a, b] = D_i[:, a] ⋅ D_i[:, b]` (n x L x L) and prefix norms
+`PP[i, k + 1] = ||D_i z_k||^2` (n x (L + 1)), constant beyond `n_layers[i]`.
+"""
+function gram_tables(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
+                     n_layers::AbstractVector{<:Integer})
+    n, m = size(leaves)
+    L = size(T, 2)
+    length(n_layers) == n || throw(DimensionMismatch("n_layers has $(length(n_layers)) entries, leaves has $n trees"))
+    length(loff) == n + 1 || throw(DimensionMismatch("loff must have n_trees + 1 = $(n + 1) entries"))
     G = zeros(n, L, L)
     PP = zeros(n, L + 1)
     for i in 1:n
         Li = Int(n_layers[i])
         0 <= Li <= L || throw(ArgumentError("n_layers[$i] = $Li is outside 0:$L"))
-        for a in 1:Li
-            for b in 1:a
-                g = _layer_dot(D, i, a, b)
-                G[i, a, b] = g
-                G[i, b, a] = g
+        base = Int(loff[i])
+        nl = _n_leaves(loff, i)
+        cnt = zeros(nl)
+        for j in 1:m
+            cnt[leaves[i, j] + 1] += 1.0
+        end
+        for a in 1:nl
+            cnt[a] == 0.0 && continue
+            row = base + a
+            for l in 1:Li
+                for lp in 1:l
+                    G[i, l, lp] += cnt[a] * T[row, l] * T[row, lp]
+                end
+            end
+            pref = 0.0
+            for k in 1:Li
+                pref += T[row, k]
+                PP[i, k + 1] += cnt[a] * pref * pref
             end
         end
-        acc = 0.0
-        for k in 1:Li
-            # ||P_k||^2 = ||P_{k-1}||^2 + 2 P_{k-1} ⋅ D_k + ||D_k||^2
-            cross = 0.0
-            for b in 1:(k - 1)
-                cross += G[i, k, b]
+        for l in 1:Li
+            for lp in 1:(l - 1)
+                G[i, lp, l] = G[i, l, lp]
             end
-            acc += 2.0 * cross + G[i, k, k]
-            PP[i, k + 1] = acc
         end
         for k in (Li + 1):L
-            PP[i, k + 1] = acc
+            PP[i, k + 1] = PP[i, Li + 1]
         end
     end
     return G, PP
 end
 
 """
-    residual(D, target, layers, beta, gamma)
+    tree_column!(out, leaves, T, loff, i, k, scale)
 
-`target - gamma sum_i beta_i sum_{l <= layers[i]} D[i, l, :]` as a new vector.
+`out .+= scale * D_i z_k`: tree `i` (1-based) truncated to its first `k` layers.
 """
-function residual(D::AbstractArray{<:Real,3}, target::AbstractVector{<:Real}, layers::AbstractVector{<:Integer},
-                  beta::AbstractVector{<:Real}, gamma::Real)
-    n, _, m = size(D)
-    length(target) == m || throw(DimensionMismatch("target has $(length(target)) rows, D has $m"))
+function tree_column!(out::AbstractVector, leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
+                      loff::AbstractVector{<:Integer}, i::Integer, k::Integer, scale::Real)
+    base = Int(loff[i])
+    nl = _n_leaves(loff, Int(i))
+    vals = zeros(nl)
+    for a in 1:nl
+        acc = 0.0
+        for l in 1:k
+            acc += T[base + a, l]
+        end
+        vals[a] = scale * acc
+    end
+    @inbounds for j in eachindex(out)
+        out[j] += vals[leaves[i, j] + 1]
+    end
+    return out
+end
+
+"""
+    residual(leaves, T, loff, target, layers, beta, gamma)
+
+`target - gamma sum_i beta_i D_i z_i` as a new vector.
+"""
+function residual(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
+                  target::AbstractVector{<:Real}, layers::AbstractVector{<:Integer}, beta::AbstractVector{<:Real},
+                  gamma::Real)
+    n, m = size(leaves)
+    length(target) == m || throw(DimensionMismatch("target has $(length(target)) rows, leaves has $m"))
     R = Vector{Float64}(undef, m)
     for j in 1:m
         R[j] = Float64(target[j])
     end
     for i in 1:n
-        for l in 1:Int(layers[i])
-            coef = gamma * beta[i]
-            @inbounds for j in 1:m
-                R[j] -= coef * D[i, l, j]
-            end
+        if layers[i] > 0 && beta[i] != 0.0
+            tree_column!(R, leaves, T, loff, i, layers[i], -gamma * beta[i])
         end
     end
     return R
@@ -131,44 +162,61 @@ function objective(R::AbstractVector{<:Real}, layers::AbstractVector{<:Integer},
 end
 
 """
-    set_block!(D, R, i, k_old, b_old, k_new, b_new, gamma)
+    set_block!(leaves, T, loff, R, i, k_old, b_old, k_new, b_new, gamma)
 
 Move tree `i` (1-based) from `(k_old, b_old)` to `(k_new, b_new)`, updating the residual `R` in place.
 """
-function set_block!(D::AbstractArray{<:Real,3}, R::AbstractVector{<:Real}, i::Integer, k_old::Integer,
-                    b_old::Real, k_new::Integer, b_new::Real, gamma::Real)
+function set_block!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
+                    R::AbstractVector{<:Real}, i::Integer, k_old::Integer, b_old::Real, k_new::Integer, b_new::Real,
+                    gamma::Real)
+    base = Int(loff[i])
+    nl = _n_leaves(loff, Int(i))
+    delta = zeros(nl)
     top = max(k_old, k_new)
-    m = length(R)
+    nonzero = false
     for l in 1:top
         coef = gamma * ((l <= k_old ? b_old : 0.0) - (l <= k_new ? b_new : 0.0))
         if coef != 0.0
-            @inbounds for j in 1:m
-                R[j] += coef * D[i, l, j]
+            nonzero = true
+            for a in 1:nl
+                delta[a] += coef * T[base + a, l]
             end
+        end
+    end
+    if nonzero
+        @inbounds for j in eachindex(R)
+            R[j] += delta[leaves[i, j] + 1]
         end
     end
     return R
 end
 
 """
-    block_update!(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale, alpha2, mode,
-                  max_trees, n_active, c, cross) -> (changed, RR, n_active)
+    block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale,
+                  alpha2, mode, max_trees, n_active, c, cross, sums) -> (changed, RR, n_active)
 
 Exact update of block `i` (1-based): enumerate its `n_layers[i] + 1` monotone candidates (and
 the tree weight in the joint modes), move only on a strict improvement. `RR` is `||R||^2`;
-`c` and `cross` are work vectors of length L and L + 1.
+`c`, `cross` and `sums` are work vectors of length L, L + 1 and the largest leaf count.
 """
-function block_update!(i::Int, D, G, PP, wcum, n_layers, R, RR::Float64, layers, beta,
-                       gamma::Float64, pen_scale::Float64, alpha2::Float64, mode::Int,
-                       max_trees::Int, n_active::Int, c::Vector{Float64}, cross::Vector{Float64})
+function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Float64, layers, beta,
+                       gamma::Float64, pen_scale::Float64, alpha2::Float64, mode::Int, max_trees::Int,
+                       n_active::Int, c::Vector{Float64}, cross::Vector{Float64}, sums::Vector{Float64})
     m = length(R)
     Li = Int(n_layers[i])
     ki = Int(layers[i])
     bi = ki > 0 ? Float64(beta[i]) : 0.0
+    base = Int(loff[i])
+    nl = _n_leaves(loff, i)
+    _leaf_sums!(sums, leaves, i, R, nl)
     for l in 1:Li
-        c[l] = _layer_dot(D, i, l, R)
+        acc = 0.0
+        for a in 1:nl
+            acc += T[base + a, l] * sums[a]
+        end
+        c[l] = acc
     end
-    # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D[i, l, :] ⋅ r
+    # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D_i[:, l] ⋅ r
     rr = RR
     if ki > 0
         sc = 0.0
@@ -190,7 +238,6 @@ function block_update!(i::Int, D, G, PP, wcum, n_layers, R, RR::Float64, layers,
         cross[l + 1] = cross[l] + a
     end
     inv_m = 1.0 / m
-    # value of the current point
     if ki == 0
         cur = rr * inv_m + pen_scale * wcum[i, 1]
     else
@@ -243,10 +290,7 @@ function block_update!(i::Int, D, G, PP, wcum, n_layers, R, RR::Float64, layers,
     if best_k == ki && (best_b == beta[i] || ki == 0)
         return false, RR, n_active
     end
-    if ki == 0 && best_k == 0
-        return false, RR, n_active
-    end
-    set_block!(D, R, i, ki, bi, best_k, best_k > 0 ? best_b : 0.0, gamma)
+    set_block!(leaves, T, loff, R, i, ki, bi, best_k, best_k > 0 ? best_b : 0.0, gamma)
     if best_k == 0
         new_rr = rr
     else
@@ -262,22 +306,26 @@ function block_update!(i::Int, D, G, PP, wcum, n_layers, R, RR::Float64, layers,
     return true, new_rr, n_active
 end
 
+_max_leaves(loff, n::Int) = max(1, maximum((_n_leaves(loff, i) for i in 1:n); init=1))
+
 """
-    cbcd!(D, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
-          max_sweeps, history) -> sweeps
+    cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode,
+          max_trees, max_sweeps, history) -> sweeps
 
 Cyclic sweeps over all blocks until a full sweep changes nothing. Updates `R`, `layers` and
 `beta` in place; `history[s]` receives the objective after sweep `s` (while it fits). Returns
 the number of sweeps run, negative if `max_sweeps` was hit. `max_trees = 0` means no limit.
 """
-function cbcd!(D::AbstractArray{<:Real,3}, G::AbstractArray{<:Real,3}, PP::AbstractMatrix{<:Real},
-               wcum::AbstractMatrix{<:Real}, n_layers::AbstractVector{<:Integer}, R::AbstractVector{<:Real},
-               layers::AbstractVector{<:Integer}, beta::AbstractVector{<:Real}, gamma::Real, pen_scale::Real,
-               alpha2::Real, mode::Integer, max_trees::Integer, max_sweeps::Integer, history::AbstractVector{<:Real})
-    n, L, m = size(D)
-    length(R) == m || throw(DimensionMismatch("R has $(length(R)) rows, D has $m"))
-    length(layers) == n == length(beta) == length(n_layers) ||
-        throw(DimensionMismatch("layers, beta and n_layers must have one entry per tree ($n)"))
+function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
+               G::AbstractArray{<:Real,3}, PP::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real},
+               n_layers::AbstractVector{<:Integer}, R::AbstractVector{<:Real}, layers::AbstractVector{<:Integer},
+               beta::AbstractVector{<:Real}, gamma::Real, pen_scale::Real, alpha2::Real, mode::Integer,
+               max_trees::Integer, max_sweeps::Integer, history::AbstractVector{<:Real})
+    n, m = size(leaves)
+    L = size(T, 2)
+    length(R) == m || throw(DimensionMismatch("R has $(length(R)) rows, leaves has $m"))
+    length(layers) == n == length(beta) == length(n_layers) == length(loff) - 1 ||
+        throw(DimensionMismatch("layers, beta, n_layers (and loff minus one) must have one entry per tree ($n)"))
     mode in (PLAIN, RIDGE, SUBSET) || throw(ArgumentError("mode must be PLAIN (0), RIDGE (1) or SUBSET (2), got $mode"))
     g = Float64(gamma)
     s = Float64(pen_scale)
@@ -286,6 +334,7 @@ function cbcd!(D::AbstractArray{<:Real,3}, G::AbstractArray{<:Real,3}, PP::Abstr
     mt = Int(max_trees)
     c = Vector{Float64}(undef, L)
     cross = Vector{Float64}(undef, L + 1)
+    sums = Vector{Float64}(undef, _max_leaves(loff, n))
     n_active = 0
     for i in 1:n
         if layers[i] > 0
@@ -296,8 +345,8 @@ function cbcd!(D::AbstractArray{<:Real,3}, G::AbstractArray{<:Real,3}, PP::Abstr
         RR = _sumsq(R)
         n_changed = 0
         for i in 1:n
-            changed, RR, n_active = block_update!(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, g, s, a2,
-                                                  md, mt, n_active, c, cross)
+            changed, RR, n_active = block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
+                                                  g, s, a2, md, mt, n_active, c, cross, sums)
             if changed
                 n_changed += 1
             end
@@ -311,24 +360,49 @@ function cbcd!(D::AbstractArray{<:Real,3}, G::AbstractArray{<:Real,3}, PP::Abstr
 end
 
 """
-    alpha_max(D, PP, wcum, n_layers, target, gamma, K)
+    stack_truncated(leaves, T, loff, layers, idx) -> Q
+
+Columns `D_i z_i` (tree `i` truncated to its kept layers) for the trees `idx`, given as NumPy
+0-based tree indices like the twin's: an m x length(idx) matrix.
+"""
+function stack_truncated(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
+                         loff::AbstractVector{<:Integer}, layers::AbstractVector{<:Integer},
+                         idx::AbstractVector{<:Integer})
+    m = size(leaves, 2)
+    Q = zeros(m, length(idx))
+    for col in eachindex(idx)
+        i = Int(idx[col]) + 1
+        tree_column!(view(Q, :, col), leaves, T, loff, i, layers[i], 1.0)
+    end
+    return Q
+end
+
+"""
+    alpha_max(leaves, T, loff, PP, wcum, n_layers, target, gamma, K)
 
 Smallest alpha at which no single tree improves on the empty model (problem 1).
 """
-function alpha_max(D::AbstractArray{<:Real,3}, PP::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real},
-                   n_layers::AbstractVector{<:Integer}, target::AbstractVector{<:Real}, gamma::Real, K::Real)
-    n = size(D, 1)
+function alpha_max(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
+                   PP::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real}, n_layers::AbstractVector{<:Integer},
+                   target::AbstractVector{<:Real}, gamma::Real, K::Real)
+    n = size(leaves, 1)
     m = length(target)
     best = 0.0
+    sums = Vector{Float64}(undef, _max_leaves(loff, n))
     for i in 1:n
+        base = Int(loff[i])
+        nl = _n_leaves(loff, i)
+        _leaf_sums!(sums, leaves, i, target, nl)
         acc = 0.0
         for k in 1:Int(n_layers[i])
-            acc += _layer_dot(D, i, k, target)
+            for a in 1:nl
+                acc += T[base + a, k] * sums[a]
+            end
             gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k + 1]) / m
             if gain > 0.0 && wcum[i, k + 1] > 0.0
-                a = gain * K / wcum[i, k + 1]
-                if a > best
-                    best = a
+                a_k = gain * K / wcum[i, k + 1]
+                if a_k > best
+                    best = a_k
                 end
             end
         end

@@ -35,25 +35,54 @@ function brute_cluster_cost(kind, weights, values, k)
     return best
 end
 
+# A random factored ensemble: leaves (n x m, 0-based leaf ids), T (total leaves x L), loff (n + 1).
 function cbcd_problem(rng; n=4, L=3, m=25)
-    D = randn(rng, n, L, m)
     n_layers = [rand(rng, 1:L) for _ in 1:n]
-    for i in 1:n, l in (n_layers[i] + 1):L
-        D[i, l, :] .= 0.0
+    nleaves = [rand(rng, 1:5) for _ in 1:n]
+    loff = vcat(0, cumsum(nleaves))
+    T = randn(rng, loff[end], L)
+    for i in 1:n, a in 1:nleaves[i], l in (n_layers[i] + 1):L
+        T[loff[i] + a, l] = 0.0
     end
+    leaves = zeros(Int, n, m)
+    for i in 1:n, j in 1:m
+        leaves[i, j] = rand(rng, 0:(nleaves[i] - 1))
+    end
+    D = dense_layers(leaves, T, loff)
     target = vec(sum(D; dims=(1, 2))) .+ 0.3 .* randn(rng, m)
     w = rand(rng, n, L) .+ 0.1
     for i in 1:n, l in (n_layers[i] + 1):L
         w[i, l] = 0.0
     end
     wcum = hcat(zeros(n), cumsum(w; dims=2))
-    return D, n_layers, target, wcum, sum(w)
+    return leaves, T, loff, n_layers, target, wcum, sum(w)
 end
 
-# Objective of the point (layers, beta) computed from scratch.
+# D[i, l, j]: layer l of tree i at row j, expanded from the factors.
+function dense_layers(leaves, T, loff)
+    n, m = size(leaves)
+    D = zeros(n, size(T, 2), m)
+    for i in 1:n, j in 1:m
+        D[i, :, j] .= T[loff[i] + leaves[i, j] + 1, :]
+    end
+    return D
+end
+
+# Objective of the point (layers, beta), computed densely from scratch (independent of the kernels).
 function direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode)
-    R = residual(D, target, layers, beta, gamma)
-    return objective(R, layers, beta, wcum, pen_scale, alpha2, mode)
+    n, _, m = size(D)
+    R = copy(target)
+    for i in 1:n, l in 1:layers[i]
+        R .-= gamma * beta[i] .* D[i, l, :]
+    end
+    pen = sum(wcum[i, layers[i] + 1] for i in 1:n)
+    extra = 0.0
+    if mode == RIDGE
+        extra = alpha2 * sum(layers[i] > 0 ? beta[i]^2 : 0.0 for i in 1:n)
+    elseif mode == SUBSET
+        extra = alpha2 * count(i -> layers[i] > 0 && beta[i] != 0.0, 1:n)
+    end
+    return sum(R .^ 2) / m + pen_scale * pen + extra
 end
 
 @testset "ParsimonyKernels" begin
@@ -127,9 +156,10 @@ end
     @testset "ForestPrune CBCD" begin
         rng = MersenneTwister(11)
         for trial in 1:20
-            D, n_layers, target, wcum, K = cbcd_problem(rng)
+            leaves, T, loff, n_layers, target, wcum, K = cbcd_problem(rng)
+            D = dense_layers(leaves, T, loff)
             n, L, m = size(D)
-            G, PP = gram_tables(D, n_layers)
+            G, PP = gram_tables(leaves, T, loff, n_layers)
             for i in 1:n
                 for a in 1:L, b in 1:L
                     @test G[i, a, b] ≈ sum(D[i, a, :] .* D[i, b, :]) atol = 1e-10
@@ -140,15 +170,17 @@ end
                     @test PP[i, k + 1] ≈ sum(P .^ 2) atol = 1e-9
                 end
             end
-            gamma = 1.0
+            gamma = 0.8
             for mode in (PLAIN, RIDGE, SUBSET)
                 alpha = rand(rng) * 0.5
                 pen_scale = alpha / K
                 alpha2 = mode == PLAIN ? 0.0 : 0.01
                 layers = [rand(rng, 0:n_layers[i]) for i in 1:n]
                 beta = mode == PLAIN ? ones(n) : [l > 0 ? 1.0 : 0.0 for l in layers]
+                R = residual(leaves, T, loff, target, layers, beta, gamma)
+                @test objective(R, layers, beta, wcum, pen_scale, alpha2, mode) ≈
+                      direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode) rtol = 1e-10
                 # one block update equals brute-force enumeration of the block's candidates
-                R = residual(D, target, layers, beta, gamma)
                 i = rand(rng, 1:n)
                 before = direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode)
                 cand = Float64[]
@@ -156,12 +188,10 @@ end
                     lk = copy(layers)
                     lk[i] = k
                     bk = copy(beta)
-                    if k == 0
+                    if k == 0 || mode == PLAIN
                         bk[i] = mode == PLAIN ? 1.0 : 0.0
                         push!(cand, direct_objective(D, target, lk, bk, wcum, gamma, pen_scale, alpha2, mode))
-                    elseif mode == PLAIN
-                        push!(cand, direct_objective(D, target, lk, bk, wcum, gamma, pen_scale, alpha2, mode))
-                    else  # optimal tree weight on a fine grid around the closed form
+                    else  # best tree weight on a fine grid (the kernel's closed form can only beat it)
                         best_b = Inf
                         for b in range(-3.0, 3.0; length=601)
                             bk[i] = b
@@ -172,20 +202,21 @@ end
                 end
                 c = zeros(L)
                 cross = zeros(L + 1)
+                sums = zeros(maximum(diff(loff)))
                 n_active = count(>(0), layers)
-                _, RR, _ = block_update!(i, D, G, PP, wcum, n_layers, R, sum(R .^ 2), layers, beta, gamma,
-                                         pen_scale, alpha2, mode, 0, n_active, c, cross)
+                _, RR, _ = block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, sum(R .^ 2), layers, beta,
+                                         gamma, pen_scale, alpha2, mode, 0, n_active, c, cross, sums)
                 after = direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode)
                 @test after <= min(before, minimum(cand)) + 1e-9
-                @test RR ≈ sum(residual(D, target, layers, beta, gamma) .^ 2) rtol = 1e-9
-                @test R ≈ residual(D, target, layers, beta, gamma) atol = 1e-9
+                @test R ≈ residual(leaves, T, loff, target, layers, beta, gamma) atol = 1e-9
+                @test RR ≈ sum(R .^ 2) rtol = 1e-9
                 # full CBCD: objective never increases, result block-wise optimal
                 layers = zeros(Int, n)
                 beta = mode == PLAIN ? ones(n) : zeros(n)
-                R = residual(D, target, layers, beta, gamma)
+                R = residual(leaves, T, loff, target, layers, beta, gamma)
                 history = fill(NaN, 50)
-                sweeps = cbcd!(D, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, 0, 50,
-                               history)
+                sweeps = cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2,
+                               mode, 0, 50, history)
                 @test sweeps > 0
                 h = history[1:sweeps]
                 @test all(diff(h) .<= 1e-12 * abs(h[1]))
@@ -200,25 +231,31 @@ end
                     end
                 end
             end
-            # max_trees caps the number of kept trees
+            # truncated columns and max_trees
+            layers = [rand(rng, 0:n_layers[i]) for i in 1:n]
+            Q = stack_truncated(leaves, T, loff, layers, [n - 1, 0])
+            for (col, i) in enumerate((n, 1))
+                expect = layers[i] == 0 ? zeros(m) : vec(sum(D[i, 1:layers[i], :]; dims=1))
+                @test Q[:, col] ≈ expect atol = 1e-12
+            end
             layers = zeros(Int, n)
             beta = ones(n)
-            R = residual(D, target, layers, beta, 1.0)
-            cbcd!(D, G, PP, wcum, n_layers, R, layers, beta, 1.0, 0.0, 0.0, PLAIN, 1, 50, Float64[])
+            R = residual(leaves, T, loff, target, layers, beta, 1.0)
+            cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, 1.0, 0.0, 0.0, PLAIN, 1, 50, Float64[])
             @test count(>(0), layers) <= 1
             # alpha_max: above it nothing is kept from the empty model, below it something is
-            amax = alpha_max(D, PP, wcum, n_layers, target, 1.0, K)
+            amax = alpha_max(leaves, T, loff, PP, wcum, n_layers, target, 1.0, K)
             if amax > 0
                 for (factor, expect_empty) in ((1.01, true), (0.99, false))
                     layers = zeros(Int, n)
-                    R = residual(D, target, layers, ones(n), 1.0)
-                    cbcd!(D, G, PP, wcum, n_layers, R, layers, ones(n), 1.0, factor * amax / K, 0.0, PLAIN, 0,
-                          50, Float64[])
+                    R = residual(leaves, T, loff, target, layers, ones(n), 1.0)
+                    cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, ones(n), 1.0, factor * amax / K, 0.0,
+                          PLAIN, 0, 50, Float64[])
                     @test all(==(0), layers) == expect_empty
                 end
             end
         end
-        @test_throws ArgumentError cbcd!(zeros(1, 1, 2), zeros(1, 1, 1), zeros(1, 2), zeros(1, 2), [1], zeros(2),
-                                         [0], [1.0], 1.0, 0.0, 0.0, 7, 0, 5, Float64[])
+        @test_throws ArgumentError cbcd!(zeros(Int, 1, 2), zeros(1, 1), [0, 1], zeros(1, 1, 1), zeros(1, 2),
+                                         zeros(1, 2), [1], zeros(2), [0], [1.0], 1.0, 0.0, 0.0, 7, 0, 5, Float64[])
     end
 end
