@@ -423,10 +423,11 @@ def equations_from_pysr(frame, feature_names=None):
     }, columns=list(EQUATIONS_COLUMNS))
 
 
-def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samples=None, **params):
+def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samples=None, extra=None, **params):
     """Run one PySR search for SQR at ``quantile``; return ``(model, equations)``.
 
-    ``params`` are the :func:`pysr_kwargs` keywords. ``max_samples`` draws that many rows
+    ``params`` are the :func:`pysr_kwargs` keywords; ``extra`` adds or overrides PySRRegressor
+    keywords (say ``ncycles_per_iteration``). ``max_samples`` draws that many rows
     without replacement (seeded by ``random_state``), the paper's SQR10K. Features are passed
     to PySR as ``x0, x1, ...`` and renamed to ``feature_names`` in the returned equations.
 
@@ -448,8 +449,100 @@ def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samp
         rows = np.sort(rng.choice(X.shape[0], size=int(max_samples), replace=False))
         X, y = X[rows], y[rows]
         w = None if w is None else w[rows]
-    model = PySRRegressor(**pysr_kwargs(quantile, **params))
+    model = PySRRegressor(**{**pysr_kwargs(quantile, **params), **(extra or {})})
     model.fit(X, y, weights=w)
     if feature_names is None:
         feature_names = [f"x{i}" for i in range(X.shape[1])]
     return model, equations_from_pysr(model.equations_, feature_names)
+
+
+def sympy_to_postfix(expr) -> list:
+    """Postfix tokens (numbers, ``"x3"``, operator names) of a sympy expression over ``x0, x1, ...``.
+
+    The token form of ``parsimony.symbolic._expressions.from_tokens``: sums and products become
+    chains of binary ``add``/``mul``, a factor ``-1`` a ``neg``, powers 2, 3 and 1/2 ``square``,
+    ``cube`` and ``sqrt``, a power -1 a division, other powers ``pow``.
+    """
+    import sympy
+
+    out: list = []
+
+    def walk(e):
+        if e.is_Symbol:
+            if not re.fullmatch(r"x\d+", e.name):
+                raise ValueError(f"unexpected variable {e.name!r}: PySR variables are x0, x1, ...")
+            out.append(e.name)
+        elif e.is_Number or e.is_NumberSymbol:
+            out.append(float(e))
+        elif e.is_Add or e.is_Mul:
+            args = list(e.args)
+            if e.is_Mul and args[0] == -1:
+                walk(sympy.Mul(*args[1:]))
+                out.append("neg")
+                return
+            walk(args[0])
+            for a in args[1:]:
+                if e.is_Mul and a.is_Pow and a.exp == -1:
+                    walk(a.base)
+                    out.append("div")
+                else:
+                    walk(a)
+                    out.append("add" if e.is_Add else "mul")
+        elif e.is_Pow:
+            base, ex = e.args
+            named = {2: "square", 3: "cube", sympy.Rational(1, 2): "sqrt"}
+            if ex in named:
+                walk(base)
+                out.append(named[ex])
+            elif ex == -1:
+                out.append(1.0)
+                walk(base)
+                out.append("div")
+            else:
+                walk(base)
+                walk(ex)
+                out.append("pow")
+        elif isinstance(e, (sympy.sin, sympy.cos, sympy.exp, sympy.log, sympy.Abs)):
+            walk(e.args[0])
+            out.append({sympy.sin: "sin", sympy.cos: "cos", sympy.exp: "exp", sympy.log: "log",
+                        sympy.Abs: "abs"}[type(e)])
+        else:
+            raise ValueError(f"cannot express the sympy node {type(e).__name__!r} with the native operators")
+
+    walk(sympy.sympify(expr))
+    return out
+
+
+def fit_sqr_fronts(estimator, X, y, sample_weight, quantiles, feature_names):
+    """SymbolicQuantileRegressor's Julia engine: one PySR search per quantile level.
+
+    Implements the contract of ``parsimony.symbolic._julia.fit_julia``: returns, per quantile,
+    the Pareto front as rows ``{"complexity", "loss", "ops", "feats", "vals"}`` (complexity in
+    the estimator's token weights, loss the mean pinball loss on ``X, y``), with expressions
+    converted to the native flat arrays so that predict, export and plots work unchanged.
+    ``X`` is already subsampled (``max_samples``) by the estimator.
+    """
+    from .symbolic._expressions import from_tokens
+
+    params = {name: getattr(estimator, name, None) for name in (
+        "operators", "maxsize", "complexity_of_operators", "niterations", "populations", "population_size",
+        "parsimony", "model_selection", "time_limit", "random_state", "n_jobs")}
+    params["progress"] = bool(getattr(estimator, "progress", True))
+    extra = {name: getattr(estimator, name) for name in ("ncycles_per_iteration", "adaptive_parsimony_scaling")
+             if getattr(estimator, name, None) is not None}
+    n_features = X.shape[1]
+    fronts = []
+    for tau in quantiles:
+        _, equations = fit_pysr(X, y, tau, sample_weight=sample_weight, extra=extra, **params)
+        rows = []
+        for _, row in equations.iterrows():
+            try:
+                ops, feats, vals = from_tokens(sympy_to_postfix(row["sympy"]), n_features)
+            except ValueError:
+                continue  # an expression outside the native operator set cannot be evaluated natively
+            rows.append({"complexity": int(row["complexity"]), "loss": float(row["loss"]),
+                         "ops": ops, "feats": feats, "vals": vals})
+        if not rows:
+            raise RuntimeError(f"PySR returned no usable expression at quantile {tau}")
+        fronts.append(rows)
+    return fronts

@@ -519,3 +519,70 @@ def test_sqr_through_pysr_gives_the_native_schema():
     f = sympy.lambdify(sympy.symbols("a b"), best["sympy"], "numpy")
     pred = np.broadcast_to(f(X[:, 0], X[:, 1]), y.shape)
     assert pinball_loss(y, pred, 0.5) == pytest.approx(best["loss"], rel=1e-3, abs=1e-6)
+
+
+# ------------------------------------------------------- SQR's Julia hook, with PySR simulated
+
+
+def test_sympy_to_postfix_round_trips_through_native_arrays():
+    from parsimony.symbolic._expressions import from_tokens, to_sympy
+
+    x0, x1 = sympy.symbols("x0 x1")
+    for expr in (2.5 * x0**2 + sympy.cos(x1), x0 - x1, 1 / x0, sympy.sqrt(x0) * x1**3, -x0,
+                 sympy.log(sympy.Abs(x1)) - 3.2 * x0 / (x1 + 1), x0**1.7, sympy.exp(x1) / (x0 * x1)):
+        ops, feats, vals = from_tokens(_julia.sympy_to_postfix(expr), 2)
+        assert sympy.simplify(to_sympy(ops, feats, vals, len(ops), [x0, x1]) - expr) == 0
+    with pytest.raises(ValueError, match="unexpected variable"):
+        _julia.sympy_to_postfix(sympy.Symbol("age") + 1)
+    with pytest.raises(ValueError, match="cannot express"):
+        _julia.sympy_to_postfix(sympy.tan(x0))
+
+
+def test_sqr_julia_backend_end_to_end_with_a_simulated_pysr(monkeypatch):
+    """backend="julia" runs fit_sqr_fronts through the estimator's hook (PySR replaced by a stub)."""
+    from parsimony.symbolic import SymbolicQuantileRegressor
+    from parsimony.symbolic import _julia as hook
+
+    monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
+    monkeypatch.setattr(backend, "julia_status", lambda: (True, "ok"))
+    monkeypatch.setattr(hook.importlib.util, "find_spec", lambda name: object())
+    calls = []
+    x0, x1 = sympy.symbols("x0 x1")
+
+    def fake_fit_pysr(X, y, quantile, *, sample_weight=None, extra=None, **params):
+        calls.append((quantile, params, extra))
+        kwargs = _julia.pysr_kwargs(quantile, **params)  # the mapping must accept the estimator's parameters
+        assert kwargs["maxsize"] == 12 and kwargs["random_state"] == 3
+        exprs = [x0 + 0.0 * quantile, 2.0 * x0 + sympy.cos(x1), sympy.tan(x0)]
+        frame = pd.DataFrame({"complexity": [1, 6, 9], "equation": ["", "", ""], "sympy_format": exprs,
+                              "loss": [pinball_loss(y, sympy.lambdify((x0, x1), e)(X[:, 0], X[:, 1]) + 0 * y,
+                                                    quantile) for e in exprs[:2]] + [9.0]})
+        return None, _julia.equations_from_pysr(frame)
+
+    monkeypatch.setattr(_julia, "fit_pysr", fake_fit_pysr)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(80, 2))
+    y = 2.0 * X[:, 0] + np.cos(X[:, 1])
+    model = SymbolicQuantileRegressor(quantile=[0.2, 0.8], maxsize=12, random_state=3, progress=False,
+                                      backend="julia").fit(X, y)
+    assert model.backend_ == "julia"
+    assert [c[0] for c in calls] == [0.2, 0.8]
+    assert calls[0][2]["ncycles_per_iteration"] == model.ncycles_per_iteration
+    front = model.equations_[0]
+    assert front["complexity"].tolist() == [1, 6]  # tan has no native twin: dropped
+    np.testing.assert_allclose(model.predict(X, index=[1, 1])[:, 0], y, atol=1e-12)
+
+
+def test_sqr_auto_stays_native_without_pysr(monkeypatch):
+    from parsimony.symbolic import SymbolicQuantileRegressor
+    from parsimony.symbolic import _julia as hook
+
+    monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
+    monkeypatch.setattr(backend, "julia_status", lambda: (True, "ok"))
+    monkeypatch.setattr(hook.importlib.util, "find_spec", lambda name: None)
+    X = np.linspace(-1, 1, 40)[:, None]
+    model = SymbolicQuantileRegressor(niterations=1, populations=1, population_size=10, progress=False,
+                                      random_state=0).fit(X, 2 * X[:, 0])
+    assert model.backend_ == "native"
+    with pytest.raises(NotImplementedError, match="pysr"):
+        SymbolicQuantileRegressor(progress=False, backend="julia").fit(X, 2 * X[:, 0])

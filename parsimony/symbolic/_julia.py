@@ -1,11 +1,13 @@
 """Hook for the Julia engine (SymbolicRegression.jl through PySR with a pinball loss).
 
-The native engine is complete without Julia. The Julia integration (a later issue) replaces
-:func:`fit_julia`; until then it raises ``NotImplementedError`` and ``backend="auto"`` falls
-back to the native engine, while ``backend="julia"`` reports the missing integration.
+The native engine is complete without Julia. The implementation lives in
+:func:`parsimony._julia.fit_sqr_fronts`; without pysr this hook raises ``NotImplementedError``, so
+``backend="auto"`` falls back to the native engine while ``backend="julia"`` reports it.
 """
 
 from __future__ import annotations
+
+import importlib.util
 
 
 def fit_julia(estimator, X, y, sample_weight, quantiles, feature_names):
@@ -15,6 +17,10 @@ def fit_julia(estimator, X, y, sample_weight, quantiles, feature_names):
     weights of ``estimator``), ``loss`` (mean pinball loss on the training data) and either the
     flat arrays ``ops``, ``feats``, ``vals`` (see ``_expressions.py``) or a ``sympy`` expression.
     """
-    raise NotImplementedError(
-        "the Julia (PySR) engine for SymbolicQuantileRegressor is not wired in yet; use backend='native'"
-    )
+    from ..backend import JULIA_INSTALL_HINT
+
+    if importlib.util.find_spec("pysr") is None:
+        raise NotImplementedError(f"the Julia engine for SymbolicQuantileRegressor needs pysr. {JULIA_INSTALL_HINT}")
+    from .._julia import fit_sqr_fronts
+
+    return fit_sqr_fronts(estimator, X, y, sample_weight, quantiles, feature_names)
