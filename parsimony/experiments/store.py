@@ -107,6 +107,8 @@ class ResultStore:
         missing = [k for k in (*KEY, "status") if row.get(k) is None]
         if missing:
             raise ValueError(f"a result row needs {missing}")
+        if row["status"] not in ("ok", "failed"):
+            raise ValueError(f"status must be 'ok' or 'failed', got {row['status']!r}")
         key = task_key(*(row[k] for k in KEY))
         values = {**row, **dict(zip(KEY, key))}
         names = list(values)

@@ -1,0 +1,157 @@
+"""Baselines: the quantile tree's leaves, the weighted quantile, the tuner."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from parsimony.experiments.baselines import (
+    PARAM_SPACES,
+    QuantileDecisionTreeRegressor,
+    TunedQuantileRegressor,
+    make_lgbm,
+    make_lqr,
+    make_qdt,
+    weighted_quantile,
+)
+from parsimony.metrics import pinball_loss
+
+
+def _brute_quantile(values, tau, weights=None):
+    """The smallest value minimising the weighted pinball loss over the values themselves."""
+    w = np.ones_like(values) if weights is None else weights
+    losses = [np.sum(w * np.where(values >= c, tau * (values - c), (1 - tau) * (c - values))) for c in values]
+    best = np.min(losses)
+    return np.min(values[np.isclose(losses, best, rtol=1e-12, atol=1e-12)])
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9, 0.37])
+def test_weighted_quantile_is_the_lower_pinball_minimiser(seed, tau):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 8, size=rng.integers(1, 15)).astype(float)
+    assert weighted_quantile(values, tau) == np.quantile(values, tau, method="inverted_cdf")
+    assert weighted_quantile(values, tau) == _brute_quantile(values, tau)
+    weights = rng.integers(1, 4, size=values.size).astype(float)
+    assert weighted_quantile(values, tau, weights) == _brute_quantile(values, tau, weights)
+    # integer weights are repetitions
+    assert weighted_quantile(values, tau, weights) == weighted_quantile(np.repeat(values, weights.astype(int)), tau)
+
+
+def test_weighted_quantile_rejects_bad_input():
+    with pytest.raises(ValueError, match="quantile"):
+        weighted_quantile([1.0, 2.0], 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        weighted_quantile([], 0.5)
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.9])
+def test_qdt_leaves_predict_their_targets_quantile(tau):
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(200, 3))
+    y = 3 * X[:, 0] + rng.standard_normal(200)
+    model = QuantileDecisionTreeRegressor(quantile=tau, max_depth=3, min_samples_leaf=10).fit(X, y)
+    leaves = model.estimator_.apply(X)
+    pred = model.predict(X)
+    assert len(np.unique(leaves)) > 1
+    for leaf in np.unique(leaves):
+        members = y[leaves == leaf]
+        assert np.all(pred[leaves == leaf] == _brute_quantile(members, tau))
+    # the tree structure is CART's: same splits as a plain regression tree
+    from sklearn.tree import DecisionTreeRegressor
+
+    plain = DecisionTreeRegressor(max_depth=3, min_samples_leaf=10).fit(X, y)
+    assert np.array_equal(plain.apply(X), leaves)
+    # tau-quantile leaves beat the leaf means on the training pinball loss
+    assert pinball_loss(y, pred, tau) <= pinball_loss(y, plain.predict(X), tau)
+
+
+def test_qdt_coverage_tracks_tau():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(2000, 2))
+    y = X[:, 0] + rng.standard_normal(2000)
+    model = QuantileDecisionTreeRegressor(quantile=0.9, min_samples_leaf=100).fit(X, y)
+    assert abs(np.mean(y <= model.predict(X)) - 0.9) < 0.02
+
+
+def test_qdt_rejects_bad_quantile():
+    with pytest.raises(ValueError, match="quantile"):
+        QuantileDecisionTreeRegressor(quantile=1.5).fit(np.ones((4, 1)), np.arange(4.0))
+
+
+def _tiny_tuned():
+    return TunedQuantileRegressor(QuantileDecisionTreeRegressor(quantile=0.7), PARAM_SPACES["QDT"], quantile=0.7,
+                                  cv=2, n_trials=2, random_state=0)
+
+
+@parametrize_with_checks([QuantileDecisionTreeRegressor(quantile=0.3, random_state=0), _tiny_tuned()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("search", ["optuna", "random"])
+def test_tuner_is_reproducible_and_starts_at_the_defaults(search):
+    if search == "optuna":
+        pytest.importorskip("optuna")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(120, 3))
+    y = X[:, 0] * 4 + rng.standard_normal(120)
+    a = make_qdt(0.9, random_state=3, n_trials=5, cv=3, search=search).fit(X, y)
+    b = make_qdt(0.9, random_state=3, n_trials=5, cv=3, search=search).fit(X, y)
+    assert a.search_ == ("optuna-tpe" if search == "optuna" else "random")
+    assert a.trials_.equals(b.trials_) and a.best_params_ == b.best_params_
+    assert np.array_equal(a.predict(X), b.predict(X))
+    assert len(a.trials_) == 5 and a.status_ == "complete"
+    assert a.trials_.loc[0, "min_samples_leaf"] == 1  # the estimator's own value first
+    assert a.best_score_ == a.trials_["pinball"].min()
+    assert 1 <= a.best_params_["min_samples_leaf"] <= 50
+    assert a.best_estimator_.min_samples_leaf == a.best_params_["min_samples_leaf"]
+
+
+def test_tuner_scores_by_inner_cross_validation():
+    from sklearn.base import clone
+    from sklearn.model_selection import KFold
+    from sklearn.utils import check_random_state
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(90, 2))
+    y = X[:, 1] + rng.standard_normal(90)
+    tuned = make_qdt(0.5, random_state=7, n_trials=3, cv=3, search="random").fit(X, y)
+    seed = int(check_random_state(7).randint(0, 2**31 - 1))
+    for _, trial in tuned.trials_.iterrows():
+        losses = []
+        for tr, te in KFold(3, shuffle=True, random_state=seed).split(X):
+            m = clone(tuned.estimator).set_params(min_samples_leaf=int(trial["min_samples_leaf"]), random_state=seed)
+            losses.append(pinball_loss(y[te], m.fit(X[tr], y[tr]).predict(X[te]), 0.5))
+        assert trial["pinball"] == pytest.approx(np.mean(losses), rel=1e-12)
+
+
+def test_tuner_time_limit_and_bad_space():
+    X, y = np.random.default_rng(0).uniform(size=(60, 2)), np.arange(60.0)
+    tuned = make_qdt(0.5, random_state=0, n_trials=10_000, time_limit=0.3, search="random").fit(X, y)
+    assert tuned.status_ == "time_limit" and 1 <= len(tuned.trials_) < 10_000
+    with pytest.raises(ValueError, match="param_space"):
+        TunedQuantileRegressor(param_space={"min_samples_leaf": ("int", 5)}).fit(X, y)
+    with pytest.raises(ValueError, match="search"):
+        TunedQuantileRegressor(search="grid").fit(X, y)
+
+
+def test_lqr_and_lgbm_baselines_fit():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(150, 3))
+    y = 2 * X[:, 0] - X[:, 2] + 0.1 * rng.standard_normal(150)
+    lqr = make_lqr(0.5, random_state=0, n_trials=2, cv=2).fit(X, y)
+    coef = lqr.best_estimator_.steps[-1][1].coef_ / lqr.best_estimator_.steps[0][1].scale_
+    assert coef[0] == pytest.approx(2, abs=0.15) and coef[2] == pytest.approx(-1, abs=0.15)
+    pytest.importorskip("lightgbm")
+    lgbm = make_lgbm(0.9, random_state=0, n_trials=2, cv=2, n_estimators=10).fit(X, y)
+    assert 0.75 < np.mean(y <= lgbm.predict(X)) <= 1.0
+
+
+def test_lgbm_missing_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "lightgbm", None)
+    with pytest.raises(ImportError, match=r"bench"):
+        make_lgbm(0.5)

@@ -1,0 +1,191 @@
+"""The runner: tasks, metrics, failures, resumption after kill -9, joblib and Dask agree."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from parsimony.experiments.runner import Task, fold_indices, make_tasks, run_benchmark
+from parsimony.experiments.suites import BUDGETS, METHODS, MethodSpec
+from parsimony.metrics import absolute_coverage_error, coverage, normalized_quantile_loss, pinball_loss
+
+METRIC_COLUMNS = ["nql", "ace", "pinball", "coverage", "complexity"]
+KEY = ["dataset", "method", "quantile", "fold", "seed"]
+
+
+def _data(n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    return X, X[:, 0] * 3 + rng.standard_normal(n)
+
+
+class _Boom:
+    def fit(self, X, y):
+        raise RuntimeError("this method always fails")
+
+
+def _build_boom(quantile, random_state, budget):
+    return _Boom()
+
+
+def _build_missing(quantile, random_state, budget):
+    from parsimony import _no_such_module  # noqa: F401
+
+
+def test_make_tasks_gives_quantile_agnostic_methods_tau_half_only():
+    tasks = make_tasks(["a", "b"], ["QDT", "OSRT"], (0.5, 0.9), 3, (0, 1))
+    assert len(tasks) == 2 * (2 * 3 * 2 + 1 * 3 * 2)
+    assert {t.quantile for t in tasks if t.method == "OSRT"} == {0.5}
+    assert len({t.key for t in tasks}) == len(tasks)
+    assert Task("a", "QDT", 0.9, 1, 0).random_state == Task("a", "QDT", 0.9, 1, 0).random_state
+    assert Task("a", "QDT", 0.9, 1, 0).random_state != Task("a", "QDT", 0.9, 2, 0).random_state
+
+
+def test_folds_partition_the_rows():
+    tests = [fold_indices(23, 5, f, 3)[1] for f in range(5)]
+    assert np.array_equal(np.sort(np.concatenate(tests)), np.arange(23))
+    train, test = fold_indices(23, 5, 2, 3)
+    assert not set(train) & set(test) and len(train) + len(test) == 23
+
+
+def test_stored_metrics_are_the_task_metrics(tmp_path):
+    X, y = _data()
+    table = run_benchmark([("toy", X, y)], ["QDT"], quantiles=(0.9,), folds=3, store=tmp_path / "r.sqlite",
+                          budget="tiny")
+    assert len(table) == 3 and (table["status"] == "ok").all()
+    row = table.iloc[1]
+    task = Task("toy", "QDT", 0.9, 1, 0)
+    train, test = fold_indices(len(y), 3, 1, 0)
+    model = METHODS["QDT"].build(0.9, task.random_state, BUDGETS["tiny"]).fit(X[train], y[train])
+    pred = model.predict(X[test])
+    assert row["pinball"] == pinball_loss(y[test], pred, 0.9)
+    assert row["nql"] == normalized_quantile_loss(y[test], pred, 0.9)
+    assert row["coverage"] == coverage(y[test], pred)
+    assert row["ace"] == absolute_coverage_error(y[test], pred, 0.9)
+    assert row["complexity"] == model.best_estimator_.tree_.node_count
+    assert row["n_train"] == len(train) and row["n_test"] == len(test) and row["n_features"] == 3
+    assert row["model"].startswith("tuned {") and "value:" in row["model"]
+    assert row["fit_time"] > 0 and row["transparent"] == 1 and row["target"] == "quantile"
+
+
+def test_failures_are_stored_and_the_run_continues(tmp_path):
+    X, y = _data()
+    store = tmp_path / "r.sqlite"
+    methods = [MethodSpec("boom", _build_boom), MethodSpec("missing", _build_missing), "QDT"]
+    table = run_benchmark([("toy", X, y)], methods, quantiles=(0.5,), folds=2, store=store, budget="tiny")
+    assert len(table) == 6
+    by_method = table.groupby("method")["status"].agg(set)
+    assert by_method["boom"] == {"failed"} and by_method["missing"] == {"failed"} and by_method["QDT"] == {"ok"}
+    boom = table[table["method"] == "boom"]
+    assert boom["error"].str.startswith("RuntimeError: this method always fails").all()
+    assert table.loc[table["method"] == "missing", "error"].str.contains("ImportError|ModuleNotFoundError").all()
+    assert boom["nql"].isna().all()
+    # a rerun skips finished tasks, failed ones included ...
+    again = run_benchmark([("toy", X, y)], methods, quantiles=(0.5,), folds=2, store=store, budget="tiny")
+    pd.testing.assert_frame_equal(table, again)
+    # ... unless asked to retry them
+    retried = run_benchmark([("toy", X, y)], methods, quantiles=(0.5,), folds=2, store=store, budget="tiny",
+                            retry_failed=True)
+    assert len(retried) == 6
+    assert (retried.set_index(KEY)["finished_at"] >= table.set_index(KEY)["finished_at"]).all()
+
+
+def test_bad_arguments(tmp_path):
+    X, y = _data(10)
+    store = tmp_path / "r.sqlite"
+    with pytest.raises(ValueError, match="unknown method"):
+        run_benchmark([("toy", X, y)], ["NOPE"], store=store)
+    with pytest.raises(ValueError, match="quantile"):
+        run_benchmark([("toy", X, y)], ["QDT"], quantiles=(1.2,), store=store)
+    with pytest.raises(ValueError, match="fewer than folds"):
+        run_benchmark([("toy", X[:3], y[:3])], ["QDT"], folds=5, store=store)
+    with pytest.raises(ValueError, match="inconsistent"):
+        run_benchmark([("toy", X, y[:5])], ["QDT"], store=store)
+    with pytest.raises(ValueError, match="budget"):
+        run_benchmark([("toy", X, y)], ["QDT"], budget="huge", store=store)
+
+
+def _metrics(table):
+    return table.sort_values(KEY).reset_index(drop=True)[KEY + METRIC_COLUMNS + ["model", "status"]]
+
+
+def test_joblib_and_dask_give_identical_metrics(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    X, y = _data(80)
+    args = dict(datasets=[("toy", X, y), "heteroskedastic"], methods=["QDT", "LQR"], quantiles=(0.9,), folds=2,
+                budget="tiny")
+    serial = run_benchmark(store=tmp_path / "serial.sqlite", n_jobs=1, **args)
+    local = run_benchmark(store=tmp_path / "joblib.sqlite", n_jobs=2, **args)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp", host="127.0.0.1",
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        on_dask = run_benchmark(store=tmp_path / "dask.sqlite", scheduler=client, **args)
+        assert cluster.scheduler_address.startswith("tcp://127.0.0.1:")
+        by_address = run_benchmark(store=tmp_path / "dask2.sqlite", scheduler=cluster.scheduler_address, **args)
+    assert len(serial) == 8 and (serial["status"] == "ok").all()
+    for other in (local, on_dask, by_address):
+        pd.testing.assert_frame_equal(_metrics(serial), _metrics(other))
+
+
+_SCRIPT = """
+import sys, time
+from parsimony.experiments.runner import run_benchmark
+from parsimony.experiments.suites import MethodSpec
+from parsimony.experiments.baselines import QuantileDecisionTreeRegressor
+
+class Slow(QuantileDecisionTreeRegressor):
+    def fit(self, X, y):
+        time.sleep(0.1)
+        return super().fit(X, y)
+
+def build(quantile, random_state, budget):
+    return Slow(quantile=quantile, max_depth=2, random_state=random_state)
+
+run_benchmark(["friedman1"], [MethodSpec("slow", build)], quantiles=(0.5, 0.9), folds=5,
+              seeds=(0, 1), store=sys.argv[1], n_jobs=int(sys.argv[2]))
+"""
+
+
+def _count(path):
+    try:
+        with sqlite3.connect(path, timeout=30) as conn:
+            return conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+    except sqlite3.OperationalError:  # the table does not exist yet
+        return 0
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_kill_minus_nine_then_resume(tmp_path, n_jobs):
+    script = tmp_path / "bench.py"
+    script.write_text(textwrap.dedent(_SCRIPT))
+    store = tmp_path / "r.sqlite"
+    n_tasks = 2 * 5 * 2
+    counts = []
+    for kill_after in (2, 7):
+        proc = subprocess.Popen([sys.executable, str(script), str(store), str(n_jobs)], start_new_session=True,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.time() + 120
+        while _count(store) < kill_after and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        os.killpg(proc.pid, signal.SIGKILL)  # the runner and any worker it started
+        proc.wait()
+        proc.stderr.close()
+        counts.append(_count(store))
+    assert 2 <= counts[0] <= counts[1] < n_tasks
+    done = subprocess.run([sys.executable, str(script), str(store), str(n_jobs)], capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT dataset, method, quantile, fold, seed, status FROM results").fetchall()
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert len(rows) == n_tasks
+    assert len({r[:5] for r in rows}) == n_tasks
+    assert {r[5] for r in rows} == {"ok"}
