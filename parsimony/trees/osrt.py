@@ -33,8 +33,17 @@ class SearchResult:
 
 def _equivalence_classes(Xb, y_scaled, loss_kind):
     """Unique feature rows, sorted by their mean target, with per-class statistics."""
-    uniq, inverse = np.unique(Xb, axis=0, return_inverse=True)
+    packed = np.packbits(Xb, axis=1)
+    width = packed.shape[1]
+    if width <= 8:
+        padded = np.zeros((packed.shape[0], 8), dtype=np.uint8)
+        padded[:, :width] = packed
+        codes = padded.view(np.uint64).ravel()
+    else:
+        codes = np.ascontiguousarray(packed).view(np.dtype((np.void, width))).ravel()
+    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
+    uniq = Xb[first]
     n_classes = uniq.shape[0]
     cw = np.bincount(inverse, minlength=n_classes).astype(np.float64)
     cs = np.bincount(inverse, weights=y_scaled, minlength=n_classes)
@@ -63,9 +72,10 @@ def _bitsets(mask_rows, n_words):
     """Bitsets (one row of uint64 words per column of the boolean matrix ``mask_rows``)."""
     n_classes, n_cols = mask_rows.shape
     out = np.zeros((n_cols, n_words), dtype=np.uint64)
-    for c in range(n_classes):
-        w, b = divmod(c, 64)
-        out[mask_rows[c], w] |= np.uint64(1) << np.uint64(b)
+    for w in range(n_words):
+        block = mask_rows[64 * w:64 * (w + 1)].astype(np.uint64)
+        shifts = np.arange(block.shape[0], dtype=np.uint64)
+        out[:, w] = np.bitwise_or.reduce(block << shifts[:, None], axis=0) if block.shape[0] else 0
     return out
 
 

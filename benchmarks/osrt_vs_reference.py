@@ -1,0 +1,274 @@
+"""OSRT: parsimony's native search against the reference package ``osrt`` (0.2.2), side by side.
+
+For every (dataset, lambda, depth) row of the anchors table (../shared/anchors.md) this runs both
+solvers on the same binary data, one thread each, and prints objectives, leaves, seconds and the
+time ratio ours / reference. Then it prints:
+
+- the median time ratio over the cases the reference solves (target <= 0.5);
+- which of the reference's unsolved cases (timed out at 120 s in the anchors) we prove optimal
+  within the time limit (target: at least half);
+- the first-call compile time in a fresh process, with numba's on-disk cache (target <= 10 s),
+  and without it (cold compile, for information);
+- the peak memory of the largest case (resident set growth of a fresh process).
+
+Seconds: ours = wall time of ``parsimony.trees.osrt.solve`` (preprocessing included); reference =
+its own optimisation time (``osrt.time()``), as in the anchors table. Fast cases (< 2 s) take the
+best of 3 runs for both solvers. Ratios divide by max(reference seconds, 1 ms).
+
+Usage::
+
+    python benchmarks/osrt_vs_reference.py                      # everything
+    python benchmarks/osrt_vs_reference.py --datasets servo yacht --depths 3 5
+    python benchmarks/osrt_vs_reference.py --no-reference       # ours only, anchors as reference
+    python benchmarks/osrt_vs_reference.py --rerun-unsolved     # also rerun the reference's timeouts
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("PARSIMONY_SHARED_DATASETS", HERE.parents[1] / "shared" / "datasets")) / "osrt"
+
+# (dataset, lambda, depth (None = no limit), optimal objective or None, leaves, reference seconds or None)
+ANCHORS = [
+    ("servo", 0.1, 3, 0.8062860181, 4, 0.029), ("servo", 0.05, 3, 0.6062860181, 4, 0.030),
+    ("servo", 0.01, 3, 0.4462860181, 4, 0.041), ("servo", 0.005, 3, 0.4249955345, 5, 0.039),
+    ("servo", 0.1, 5, 0.8037446909, 5, 0.408), ("servo", 0.05, 5, 0.5500675652, 6, 0.545),
+    ("servo", 0.01, 5, 0.3061366743, 7, 0.748), ("servo", 0.005, 5, 0.2698461907, 8, 0.765),
+    ("airfoil", 0.1, 3, 1.1, 1, 0.037), ("airfoil", 0.05, 3, 1.0049284327, 3, 0.104),
+    ("airfoil", 0.01, 3, 0.8588005911, 7, 0.178), ("airfoil", 0.005, 3, 0.8238005911, 7, 0.226),
+    ("airfoil", 0.1, 5, 1.1, 1, 0.037), ("airfoil", 0.05, 5, 1.0049284327, 3, 0.799),
+    ("airfoil", 0.01, 5, 0.7854066533, 13, 2.952), ("airfoil", 0.005, 5, 0.7103528992, 18, 3.315),
+    ("real-estate", 0.1, 3, 0.8849235891, 3, 0.063), ("real-estate", 0.05, 3, 0.7243713467, 4, 0.114),
+    ("real-estate", 0.01, 3, 0.5071757950, 8, 0.102), ("real-estate", 0.005, 3, 0.4671757950, 8, 0.141),
+    ("real-estate", 0.1, 5, 0.8849235891, 3, 0.115), ("real-estate", 0.05, 5, 0.7243713467, 4, 1.242),
+    ("real-estate", 0.01, 5, 0.4758756291, 12, 2.606), ("real-estate", 0.005, 5, 0.3957034171, 19, 2.862),
+    ("yacht", 0.1, 3, 0.4972028270, 2, 0.000), ("yacht", 0.05, 3, 0.3972028270, 2, 0.000),
+    ("yacht", 0.01, 3, 0.3126385914, 3, 0.002), ("yacht", 0.005, 3, 0.2976385914, 3, 0.004),
+    ("yacht", 0.1, 5, 0.4972028270, 2, 0.000), ("yacht", 0.05, 5, 0.3972028270, 2, 0.000),
+    ("yacht", 0.01, 5, 0.3126385914, 3, 0.002), ("yacht", 0.005, 5, 0.2976385914, 3, 0.005),
+    ("enb-heat", 0.1, 3, 0.4089130760, 2, 0.008), ("enb-heat", 0.05, 3, 0.2744760760, 3, 0.047),
+    ("enb-heat", 0.01, 3, 0.1380855695, 6, 0.618), ("enb-heat", 0.005, 3, 0.1042985437, 7, 0.758),
+    ("enb-heat", 0.1, 5, 0.4089130760, 2, 0.008), ("enb-heat", 0.05, 5, 0.2744760760, 3, 0.073),
+    ("enb-heat", 0.01, 5, 0.1369551483, 8, 15.690), ("enb-heat", 0.005, 5, 0.0919680939, 11, 25.234),
+    ("servo", 0.1, None, 0.8037446909, 5, 0.728), ("servo", 0.05, None, 0.5500675652, 6, 16.013),
+    ("servo", 0.01, None, 0.1934007289, 13, 29.069), ("servo", 0.005, None, 0.1211863707, 16, 29.599),
+    ("airfoil", 0.1, None, 1.1, 1, 0.034), ("airfoil", 0.05, None, 1.0049284327, 3, 0.955),
+    ("airfoil", 0.01, None, None, None, None), ("airfoil", 0.005, None, None, None, None),
+    ("real-estate", 0.1, None, 0.8849235891, 3, 0.109), ("real-estate", 0.05, None, 0.7243713467, 4, 2.823),
+    ("real-estate", 0.01, None, None, None, None), ("real-estate", 0.005, None, None, None, None),
+    ("yacht", 0.1, None, 0.4972028270, 2, 0.000), ("yacht", 0.05, None, 0.3972028270, 2, 0.000),
+    ("yacht", 0.01, None, 0.3126385914, 3, 0.002), ("yacht", 0.005, None, 0.2976385914, 3, 0.004),
+    ("enb-heat", 0.1, None, 0.4089130760, 2, 0.007), ("enb-heat", 0.05, None, 0.2744760760, 3, 0.052),
+    ("enb-heat", 0.01, None, None, None, None), ("enb-heat", 0.005, None, None, None, None),
+]
+
+
+def load(name):
+    frame = pd.read_csv(DATA / f"{name}.csv")
+    return frame.iloc[:, :-1], frame.iloc[:, -1].to_numpy(dtype=float)
+
+
+def run_ours(X, y, lam, depth, time_limit):
+    from parsimony.trees.osrt import solve
+
+    t = time.perf_counter()
+    result = solve(X.to_numpy(dtype=np.uint8), y, lam, depth, time_limit=time_limit)
+    seconds = time.perf_counter() - t
+    leaves = _count_leaves(result.root)
+    return {"objective": result.objective, "lower_bound": result.lower_bound, "status": result.status,
+            "leaves": leaves, "seconds": seconds, "table_mb": result.stats.get("table_megabytes", 0.0)}
+
+
+def _count_leaves(node):
+    return 1 if "feature" not in node else _count_leaves(node["true"]) + _count_leaves(node["false"])
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Silence Python and C-level output of the reference (it prints from its extension)."""
+    sys.stdout.flush()
+    saved = [os.dup(1), os.dup(2)]
+    with open(os.devnull, "w") as null:
+        os.dup2(null.fileno(), 1)
+        os.dup2(null.fileno(), 2)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                yield
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def run_reference(X, y, lam, depth, time_limit):
+    from osrt.model.osrt import OSRT
+
+    config = {"regularization": lam, "depth_budget": 0 if depth is None else depth + 1,
+              "minimum_captured_points": 1, "allow_small_reg": True, "k_cluster": True, "look_ahead": True,
+              "worker_limit": 1, "metric": "L2", "verbose": False, "diagnostics": False,
+              "time_limit": int(time_limit)}
+    model = OSRT(config)
+    with _quiet():
+        model.fit(X, pd.DataFrame(y))
+    pred = np.asarray(model.predict(X), dtype=float)
+    objective = ((y - pred) ** 2).sum() / ((y - y.mean()) ** 2).sum() + lam * model.leaves()
+    solved = not model.timeout
+    return {"objective": float(objective), "leaves": int(model.leaves()), "solved": solved,
+            "seconds": float(model.time) if solved else float(time_limit)}
+
+
+def best_of(fn, *args, repeats=3, fast=2.0):
+    first = fn(*args)
+    if first["seconds"] >= fast:
+        return first
+    runs = [first] + [fn(*args) for _ in range(repeats - 1)]
+    return min(runs, key=lambda r: r["seconds"])
+
+
+FIRST_CALL = r"""
+import time, numpy as np
+from parsimony.trees.osrt import solve
+rng = np.random.default_rng(0)
+X = (rng.random((60, 6)) < 0.5).astype(np.uint8); y = rng.normal(size=60)
+t = time.perf_counter(); solve(X, y, 0.01, 3); solve(X, y, 0.01, None); solve(X, y, 0.01, 2, loss="absolute")
+print(time.perf_counter() - t)
+"""
+
+PEAK = r"""
+import resource, sys, json, numpy as np, pandas as pd
+from parsimony.trees.osrt import solve
+X = (np.random.default_rng(0).random((30, 4)) < 0.5).astype(np.uint8); solve(X, np.arange(30.0), 0.01, None)
+frame = pd.read_csv(sys.argv[1]); Xb = frame.iloc[:, :-1].to_numpy(dtype=np.uint8); y = frame.iloc[:, -1].to_numpy(float)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+r = solve(Xb, y, float(sys.argv[2]), None if sys.argv[3] == "none" else int(sys.argv[3]), time_limit=float(sys.argv[4]))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"base_mb": base / 1024, "peak_mb": peak / 1024, "table_mb": r.stats.get("table_megabytes", 0)}))
+"""
+
+
+def first_call_seconds(cold: bool) -> float:
+    env = dict(os.environ)
+    with tempfile.TemporaryDirectory() as tmp:
+        if cold:
+            env["NUMBA_CACHE_DIR"] = tmp
+        out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="*", default=None)
+    parser.add_argument("--lambdas", nargs="*", type=float, default=None)
+    parser.add_argument("--depths", nargs="*", default=None, help="3, 5 and/or none")
+    parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument("--no-reference", action="store_true", help="use the anchors' figures for the reference")
+    parser.add_argument("--rerun-unsolved", action="store_true",
+                        help="also run the reference on the rows it could not finish in the anchors")
+    parser.add_argument("--skip-compile", action="store_true")
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args(argv)
+
+    rows = [r for r in ANCHORS
+            if (args.datasets is None or r[0] in args.datasets)
+            and (args.lambdas is None or r[1] in args.lambdas)
+            and (args.depths is None or ("none" if r[2] is None else str(r[2])) in args.depths)]
+    have_reference = not args.no_reference
+    if have_reference:
+        try:
+            import osrt  # noqa: F401
+        except ImportError:
+            print("osrt is not installed: using the anchors' figures for the reference")
+            have_reference = False
+    if not DATA.is_dir():
+        sys.exit(f"datasets not found at {DATA}")
+
+    # warm-up (loads the compiled kernels) so that compile time is not charged to the first case
+    from parsimony.trees.osrt import solve
+
+    rng = np.random.default_rng(0)
+    solve((rng.random((40, 5)) < 0.5).astype(np.uint8), rng.normal(size=40), 0.01, None)
+
+    header = (f"{'dataset':<12}{'lambda':>7}{'depth':>6} | {'ours obj':>11}{'lv':>4}{'sec':>8} {'status':<8}| "
+              f"{'ref obj':>11}{'lv':>4}{'sec':>8} | {'ratio':>6} {'match':>5}")
+    print(header)
+    print("-" * len(header))
+    solved_ratios, unsolved, records = [], [], []
+    from_anchors = False
+    for name, lam, depth, anchor_obj, anchor_leaves, anchor_sec in rows:
+        X, y = load(name)
+        ours = best_of(run_ours, X, y, lam, depth, args.time_limit)
+        ref_unsolved_in_anchors = anchor_obj is None
+        if have_reference and (not ref_unsolved_in_anchors or args.rerun_unsolved):
+            ref = best_of(run_reference, X, y, lam, depth, args.time_limit)
+        elif ref_unsolved_in_anchors:
+            ref = {"objective": float("nan"), "leaves": 0, "solved": False, "seconds": 120.0, "anchors": True}
+        else:
+            ref = {"objective": anchor_obj, "leaves": anchor_leaves, "solved": True, "seconds": anchor_sec,
+                   "anchors": True}
+        depth_s = "none" if depth is None else str(depth)
+        if ref["solved"]:
+            ratio = ours["seconds"] / max(ref["seconds"], 1e-3)
+            match = abs(ours["objective"] - ref["objective"]) <= 1e-5 and ours["status"] == "optimal"
+            solved_ratios.append(ratio)
+            ratio_s, match_s = f"{ratio:6.2f}", "yes" if match else "NO"
+        else:
+            unsolved.append((name, lam, depth_s, ours["status"] == "optimal", ours["seconds"], ours["objective"]))
+            ratio_s, match_s = "   -", "-"
+        ref_obj = "timeout" if not ref["solved"] else f"{ref['objective']:.8f}"
+        src = "*" if ref.get("anchors") else " "
+        print(f"{name:<12}{lam:>7}{depth_s:>6} | {ours['objective']:>11.8f}{ours['leaves']:>4}{ours['seconds']:>8.3f} "
+              f"{ours['status']:<8}| {ref_obj:>11}{ref['leaves'] or '-':>4}{ref['seconds']:>7.3f}{src} | "
+              f"{ratio_s} {match_s:>5}", flush=True)
+        records.append((name, lam, depth, ours))
+        from_anchors = from_anchors or bool(ref.get("anchors"))
+    if from_anchors:
+        print("* reference figures taken from the anchors table (not rerun)")
+
+    print()
+    if solved_ratios:
+        print(f"median time ratio ours/reference over {len(solved_ratios)} reference-solved cases: "
+              f"{statistics.median(solved_ratios):.3f} (target <= 0.5); "
+              f"geometric mean {float(np.exp(np.mean(np.log(solved_ratios)))):.3f}")
+    if unsolved:
+        proven = sum(u[3] for u in unsolved)
+        print(f"reference-unsolved cases proven optimal within {args.time_limit:.0f} s: {proven}/{len(unsolved)} "
+              "(target: at least half)")
+        for name, lam, depth_s, ok, sec, obj in unsolved:
+            print(f"  {name} lambda={lam} depth={depth_s}: {'proven' if ok else 'not proven'} in {sec:.2f} s, "
+                  f"objective {obj:.8f}")
+
+    if not args.skip_compile:
+        warm = first_call_seconds(cold=False)
+        print(f"first-call compile time, fresh process with numba's disk cache: {warm:.2f} s (target <= 10 s)")
+        cold = first_call_seconds(cold=True)
+        print(f"first-call compile time, fresh process with an empty cache: {cold:.2f} s")
+
+    if not args.skip_memory and records:
+        name, lam, depth, ours = max(records, key=lambda r: r[3]["table_mb"])
+        out = subprocess.run([sys.executable, "-c", PEAK, str(DATA / f"{name}.csv"), str(lam),
+                              "none" if depth is None else str(depth), str(args.time_limit)],
+                             capture_output=True, text=True, check=True)
+        mem = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"peak memory of the largest case ({name}, lambda={lam}, depth={depth or 'none'}): "
+              f"memo table {mem['table_mb']:.1f} MB; process peak RSS {mem['peak_mb']:.0f} MB "
+              f"(+{mem['peak_mb'] - mem['base_mb']:.0f} MB over the loaded process)")
+
+
+if __name__ == "__main__":
+    main()
