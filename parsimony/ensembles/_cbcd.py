@@ -6,11 +6,12 @@ minus the ensemble offset, ``s = alpha / K`` and ``wcum[i, k]`` the summed weigh
 layers. ``mode`` selects the variant: ``PLAIN`` (beta = 1, problem 1), ``RIDGE`` and ``SUBSET`` (the
 joint prune-and-polish problem 5 with rho = 2 or 0, one beta per tree).
 
-Arrays: ``D`` (n_trees, n_layers, m) depth-difference matrices (``D[i].T`` is the paper's D_i),
-``R`` the full residual ``t - gamma sum_i beta_i D_i z_i`` kept up to date, ``G[i]`` the Gram matrix
-``D[i] D[i]^T`` and ``PP[i, k] = ||sum_{l<k} D[i, l]||^2``. A block update needs ``c = D[i] R``
-(one O(m d) pass) and O(d^2) arithmetic for all d+1 candidates; the residual is only touched when
-the block changes.
+The depth-difference matrices come factored, ``D_i = E_i T_i``: ``leaves[i, j]`` is the leaf of row
+``j`` in tree ``i`` and ``T[loff[i] + a]`` the depth-difference row of leaf ``a`` (see
+``_depth_matrices``). ``R`` is the full residual ``t - gamma sum_i beta_i D_i z_i``, kept up to
+date; ``G[i] = D_i^T D_i`` and ``PP[i, k] = ||D_i z_k||^2`` are precomputed. A block update needs
+``c = D_i^T R``, i.e. one O(m) pass summing ``R`` per leaf and an O(leaves d) product, plus O(d^2)
+arithmetic for all d + 1 candidates; the residual is only touched (O(m)) when the block changes.
 """
 
 from __future__ import annotations
@@ -31,38 +32,65 @@ def _dot(a, b):
 
 
 @njit
-def gram_tables(D, n_layers):
+def _leaf_sums(leaves_i, R, out, n_leaves):
+    for a in range(n_leaves):
+        out[a] = 0.0
+    for j in range(R.shape[0]):
+        out[leaves_i[j]] += R[j]
+
+
+@njit
+def gram_tables(leaves, T, loff, n_layers):
     """Per-tree Gram matrices ``G`` (n, L, L) and prefix norms ``PP`` (n, L + 1)."""
-    n, L, _ = D.shape
+    n, m = leaves.shape
+    L = T.shape[1]
     G = np.zeros((n, L, L))
     PP = np.zeros((n, L + 1))
     for i in range(n):
-        for a in range(n_layers[i]):
-            for b in range(a + 1):
-                g = _dot(D[i, a], D[i, b])
-                G[i, a, b] = g
-                G[i, b, a] = g
-        acc = 0.0
-        for k in range(1, n_layers[i] + 1):
-            l = k - 1
-            # ||P_k||^2 = ||P_{k-1}||^2 + 2 P_{k-1}.D_l + ||D_l||^2
-            cross = 0.0
-            for b in range(l):
-                cross += G[i, l, b]
-            acc += 2.0 * cross + G[i, l, l]
-            PP[i, k] = acc
+        nl = loff[i + 1] - loff[i]
+        cnt = np.zeros(nl)
+        for j in range(m):
+            cnt[leaves[i, j]] += 1.0
+        for a in range(nl):
+            if cnt[a] == 0.0:
+                continue
+            row = T[loff[i] + a]
+            for l in range(n_layers[i]):
+                for lp in range(l + 1):
+                    G[i, l, lp] += cnt[a] * row[l] * row[lp]
+            pref = 0.0
+            for k in range(1, n_layers[i] + 1):
+                pref += row[k - 1]
+                PP[i, k] += cnt[a] * pref * pref
+        for l in range(n_layers[i]):
+            for lp in range(l):
+                G[i, lp, l] = G[i, l, lp]
         for k in range(n_layers[i] + 1, L + 1):
-            PP[i, k] = acc
+            PP[i, k] = PP[i, n_layers[i]]
     return G, PP
 
 
 @njit
-def residual(D, target, layers, beta, gamma):
+def tree_column(leaves, T, loff, i, k, scale, out):
+    """``out += scale * D_i z_k`` (tree ``i`` truncated to ``k`` layers)."""
+    nl = loff[i + 1] - loff[i]
+    vals = np.zeros(nl)
+    for a in range(nl):
+        acc = 0.0
+        for l in range(k):
+            acc += T[loff[i] + a, l]
+        vals[a] = scale * acc
+    for j in range(out.shape[0]):
+        out[j] += vals[leaves[i, j]]
+
+
+@njit
+def residual(leaves, T, loff, target, layers, beta, gamma):
     """``target - gamma sum_i beta_i D_i z_i``."""
     R = target.copy()
-    for i in range(D.shape[0]):
-        for l in range(layers[i]):
-            R -= (gamma * beta[i]) * D[i, l]
+    for i in range(leaves.shape[0]):
+        if layers[i] > 0 and beta[i] != 0.0:
+            tree_column(leaves, T, loff, i, layers[i], -gamma * beta[i], R)
     return R
 
 
@@ -88,30 +116,43 @@ def objective(R, layers, beta, wcum, pen_scale, alpha2, mode):
 
 
 @njit
-def set_block(D, R, i, k_old, b_old, k_new, b_new, gamma):
+def set_block(leaves, T, loff, R, i, k_old, b_old, k_new, b_new, gamma):
     """Move block ``i`` from (k_old, b_old) to (k_new, b_new), updating the residual in place."""
+    nl = loff[i + 1] - loff[i]
+    delta = np.zeros(nl)
     top = max(k_old, k_new)
+    nonzero = False
     for l in range(top):
         coef = gamma * ((b_old if l < k_old else 0.0) - (b_new if l < k_new else 0.0))
         if coef != 0.0:
-            R += coef * D[i, l]
+            nonzero = True
+            for a in range(nl):
+                delta[a] += coef * T[loff[i] + a, l]
+    if nonzero:
+        for j in range(R.shape[0]):
+            R[j] += delta[leaves[i, j]]
 
 
 @njit
-def block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale, alpha2, mode,
-                 max_trees, n_active, c, cross):
+def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale, alpha2,
+                 mode, max_trees, n_active, c, cross, sums):
     """Exact update of block ``i``: enumerate its d+1 monotone candidates (and beta in joint modes).
 
-    ``RR`` is ``||R||^2``; ``c`` and ``cross`` are work arrays of length L and L + 1. Returns
-    ``(changed, new RR, new n_active)``.
+    ``RR`` is ``||R||^2``; ``c``, ``cross`` and ``sums`` are work arrays of length L, L + 1 and the
+    largest leaf count. Returns ``(changed, new RR, new n_active)``.
     """
     m = R.shape[0]
     Li = n_layers[i]
     ki = layers[i]
     bi = beta[i] if ki > 0 else 0.0
+    nl = loff[i + 1] - loff[i]
+    _leaf_sums(leaves[i], R, sums, nl)
     for l in range(Li):
-        c[l] = _dot(D[i, l], R)
-    # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D[i, l] . r
+        acc = 0.0
+        for a in range(nl):
+            acc += T[loff[i] + a, l] * sums[a]
+        c[l] = acc
+    # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D_i[:, l] . r
     rr = RR
     if ki > 0:
         sc = 0.0
@@ -128,7 +169,6 @@ def block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_sc
             a += gamma * bi * g
         cross[l + 1] = cross[l] + a
     inv_m = 1.0 / m
-    # value of the current point
     if ki == 0:
         cur = rr * inv_m + pen_scale * wcum[i, 0]
     else:
@@ -172,9 +212,7 @@ def block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_sc
             best_b = b
     if best_k == ki and (best_b == beta[i] or ki == 0):
         return False, RR, n_active
-    if ki == 0 and best_k == 0:
-        return False, RR, n_active
-    set_block(D, R, i, ki, bi, best_k, best_b if best_k > 0 else 0.0, gamma)
+    set_block(leaves, T, loff, R, i, ki, bi, best_k, best_b if best_k > 0 else 0.0, gamma)
     if best_k == 0:
         new_rr = rr
     else:
@@ -189,16 +227,21 @@ def block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_sc
 
 
 @njit
-def cbcd(D, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
+def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
          max_sweeps, history):
     """Cyclic sweeps over all blocks until a full sweep changes nothing.
 
     Updates ``R``, ``layers`` and ``beta`` in place; ``history[s]`` receives the objective after
     sweep ``s``. Returns the number of sweeps run (negative if ``max_sweeps`` was hit).
     """
-    n, L, _ = D.shape
+    n = leaves.shape[0]
+    L = T.shape[1]
     c = np.empty(L)
     cross = np.empty(L + 1)
+    max_leaves = 1
+    for i in range(n):
+        max_leaves = max(max_leaves, loff[i + 1] - loff[i])
+    sums = np.empty(max_leaves)
     n_active = 0
     for i in range(n):
         if layers[i] > 0:
@@ -207,8 +250,9 @@ def cbcd(D, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mo
         RR = _dot(R, R)
         n_changed = 0
         for i in range(n):
-            changed, RR, n_active = block_update(i, D, G, PP, wcum, n_layers, R, RR, layers, beta, gamma,
-                                                 pen_scale, alpha2, mode, max_trees, n_active, c, cross)
+            changed, RR, n_active = block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
+                                                 gamma, pen_scale, alpha2, mode, max_trees, n_active, c, cross,
+                                                 sums)
             if changed:
                 n_changed += 1
         if sweep < history.shape[0]:
@@ -219,31 +263,35 @@ def cbcd(D, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mo
 
 
 @njit
-def stack_truncated(D, layers, idx):
-    """Columns ``sum_{l < k_i} D[i, l]`` for the trees ``idx``: an (m, len(idx)) matrix."""
-    m = D.shape[2]
-    Q = np.zeros((m, idx.shape[0]))
+def stack_truncated(leaves, T, loff, layers, idx):
+    """Columns ``D_i z_i`` (tree ``i`` truncated to its kept layers) for the trees ``idx``: (m, len(idx))."""
+    m = leaves.shape[1]
+    Q = np.zeros((idx.shape[0], m))
     for col in range(idx.shape[0]):
-        i = idx[col]
-        for l in range(layers[i]):
-            for j in range(m):
-                Q[j, col] += D[i, l, j]
-    return Q
+        tree_column(leaves, T, loff, idx[col], layers[idx[col]], 1.0, Q[col])
+    return Q.T.copy()
 
 
 @njit
-def alpha_max(D, PP, wcum, n_layers, target, gamma, K):
+def alpha_max(leaves, T, loff, PP, wcum, n_layers, target, gamma, K):
     """Smallest alpha at which no single tree improves on the empty model (problem 1)."""
-    n = D.shape[0]
+    n = leaves.shape[0]
     m = target.shape[0]
     best = 0.0
+    max_leaves = 1
     for i in range(n):
+        max_leaves = max(max_leaves, loff[i + 1] - loff[i])
+    sums = np.empty(max_leaves)
+    for i in range(n):
+        nl = loff[i + 1] - loff[i]
+        _leaf_sums(leaves[i], target, sums, nl)
         acc = 0.0
         for k in range(1, n_layers[i] + 1):
-            acc += _dot(D[i, k - 1], target)
+            for a in range(nl):
+                acc += T[loff[i] + a, k - 1] * sums[a]
             gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k]) / m
             if gain > 0.0 and wcum[i, k] > 0.0:
-                a = gain * K / wcum[i, k]
-                if a > best:
-                    best = a
+                a_k = gain * K / wcum[i, k]
+                if a_k > best:
+                    best = a_k
     return best

@@ -6,9 +6,12 @@ The root mean is kept, so ``D_i @ 1`` is the tree's prediction and the first ``k
 are the prediction of the tree truncated to ``k`` layers (depth ``k - 1``).
 
 A row only depends on the leaf the sample reaches, so the rows of every node are tabulated once
-(``path_table``) and ``D`` is a gather of that table at the leaves returned by ``Tree.apply``: no
-Python loop over rows. All matrices are stored in one contiguous array of shape
-``(n_trees, n_layers, n_samples)`` so that a block update streams one tree's columns.
+(``table``) and ``D`` is a gather of that table at the leaves returned by ``Tree.apply``: no
+Python loop over rows. ``depth_difference_matrices`` materialises all of them in one contiguous
+array of shape ``(n_trees, n_layers, n_samples)``. The solver uses the same matrices in factored
+form ``D_i = E_i T_i``: ``E_i`` is the sample-to-leaf indicator (stored as one int32 leaf index per
+sample and tree, ``leaf_indices``) and ``T_i`` the leaves' rows of the table (``leaf_table``), so
+a block update streams 4 bytes per sample instead of ``8 d``.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class EnsembleTables:
     table : (n_nodes_total, n_layers) float64, the depth-difference row of a sample ending in a node.
     layer_nodes : (n_trees, n_layers) int64, number of nodes in each layer of each tree.
     n_layers : (n_trees,) int64, number of layers (depth + 1) of each tree.
+    leaf_of_node : (n_nodes_total,) int64, index of a leaf among its tree's leaves (-1 if internal).
+    leaf_offset : (n_trees + 1,) int64, start of each tree's leaves in ``leaf_table``.
+    leaf_table : (n_leaves_total, n_layers) float64, the ``table`` rows of the leaves (``T_i``).
     init : the boosting initial estimator, ``"zero"`` or None (bagging).
     """
 
@@ -58,6 +64,9 @@ class EnsembleTables:
     table: np.ndarray
     layer_nodes: np.ndarray
     n_layers: np.ndarray
+    leaf_of_node: np.ndarray
+    leaf_offset: np.ndarray
+    leaf_table: np.ndarray
     init: object = None
 
     @property
@@ -140,9 +149,16 @@ def unpack_ensemble(estimator) -> EnsembleTables:
     max_layers = int(max(tree.max_depth for tree in trees)) + 1
     table, depth, layer_nodes = _path_tables(left, right, value, node_offset, max_layers)
     n_layers = np.array([tree.max_depth + 1 for tree in trees], dtype=np.int64)
+    is_leaf = left < 0
+    leaf_global = np.flatnonzero(is_leaf)
+    leaf_counts = np.add.reduceat(is_leaf.astype(np.int64), node_offset[:-1])
+    leaf_offset = np.concatenate([[0], np.cumsum(leaf_counts)]).astype(np.int64)
+    leaf_of_node = np.full(left.shape[0], -1, dtype=np.int64)
+    tree_of_leaf = np.repeat(np.arange(len(trees)), leaf_counts)
+    leaf_of_node[leaf_global] = np.arange(leaf_global.size) - leaf_offset[tree_of_leaf]
     return EnsembleTables(
         trees, gamma, boosting, node_offset, left, right, feature, threshold, value, depth, table,
-        layer_nodes, n_layers, init,
+        layer_nodes, n_layers, leaf_of_node, leaf_offset, np.ascontiguousarray(table[leaf_global]), init,
     )
 
 
@@ -165,12 +181,22 @@ def ensemble_leaves(tables: EnsembleTables, X, trees=None) -> np.ndarray:
     return out
 
 
+def leaf_indices(tables: EnsembleTables, X) -> np.ndarray:
+    """Index of the leaf (among its tree's leaves) of every row in every tree: (n_trees, m) int32.
+
+    Row ``j`` of the paper's ``D_i`` is ``leaf_table[leaf_offset[i] + leaf_indices[i, j]]``.
+    """
+    nodes = ensemble_leaves(tables, X)
+    nodes += tables.node_offset[:-1, None]
+    return tables.leaf_of_node[nodes].astype(np.int32)
+
+
 @njit
-def _gather(table, node_offset, leaves, n_layers, max_layers):
+def _gather(table, offset, leaves, n_layers, max_layers):
     n_trees, m = leaves.shape
     D = np.empty((n_trees, max_layers, m))
     for t in range(n_trees):
-        start = node_offset[t]
+        start = offset[t]
         for layer in range(max_layers):
             row = D[t, layer]
             if layer >= n_layers[t]:
@@ -187,8 +213,8 @@ def depth_difference_matrices(tables: EnsembleTables, X) -> np.ndarray:
     ``D[i].T`` is the paper's ``D_i`` (m x d); ``gamma * D.sum(axis=(0, 1))`` plus the offset is the
     ensemble's prediction on ``X``.
     """
-    leaves = ensemble_leaves(tables, X)
-    return _gather(tables.table, tables.node_offset, leaves, tables.n_layers, tables.max_layers)
+    leaves = leaf_indices(tables, X)
+    return _gather(tables.leaf_table, tables.leaf_offset, leaves, tables.n_layers, tables.max_layers)
 
 
 def layer_weights(tables: EnsembleTables, weighting: str) -> tuple[np.ndarray, float]:

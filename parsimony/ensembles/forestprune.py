@@ -26,10 +26,10 @@ from . import _cbcd
 from ._depth_matrices import (
     EnsembleTables,
     check_ensemble,
-    depth_difference_matrices,
     ensemble_leaves,
     ensemble_offset,
     layer_weights,
+    leaf_indices,
     truncated_node_values,
     unpack_ensemble,
 )
@@ -46,7 +46,7 @@ class PruningProblem:
     """Everything CBCD needs, built once per (ensemble, X, y, weighting)."""
 
     tables: EnsembleTables
-    D: np.ndarray  # (n_trees, n_layers, m)
+    leaves: np.ndarray  # (n_trees, m) int32 leaf of each row: D_i = E_i T_i
     G: np.ndarray
     PP: np.ndarray
     wcum: np.ndarray  # (n_trees, n_layers + 1) cumulative penalty weights
@@ -62,13 +62,18 @@ class PruningProblem:
 
     @property
     def n_trees(self) -> int:
-        return self.D.shape[0]
+        return self.leaves.shape[0]
+
+    @property
+    def factors(self) -> tuple:
+        """``(leaves, T, leaf_offset)``: the depth-difference matrices in factored form."""
+        return self.leaves, self.tables.leaf_table, self.tables.leaf_offset
 
 
 def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> PruningProblem:
     """Depth-difference matrices, Gram tables and layer weights for ``X``, ``y``."""
-    D = depth_difference_matrices(tables, X)
-    G, PP = _cbcd.gram_tables(D, tables.n_layers)
+    leaves = leaf_indices(tables, X)
+    G, PP = _cbcd.gram_tables(leaves, tables.leaf_table, tables.leaf_offset, tables.n_layers)
     w, K = layer_weights(tables, weighting)
     zeros = np.zeros((w.shape[0], 1))
     wcum = np.hstack([zeros, np.cumsum(w, axis=1)])
@@ -78,10 +83,10 @@ def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> Prun
         swap_order = np.arange(tables.n_trees)
     else:
         # bagging: sort trees by their own training error (paper Section 3.1)
-        full = D.sum(axis=1)
+        full = tables.leaf_table.sum(axis=1)[tables.leaf_offset[:-1, None] + leaves]
         errors = ((full - np.asarray(y, dtype=np.float64)[None, :]) ** 2).mean(axis=1)
         swap_order = np.argsort(errors, kind="stable")
-    return PruningProblem(tables, D, G, PP, wcum, ncum, K, tables.gamma, target, swap_order.astype(np.int64))
+    return PruningProblem(tables, leaves, G, PP, wcum, ncum, K, tables.gamma, target, swap_order.astype(np.int64))
 
 
 @dataclass
@@ -110,8 +115,9 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
     mt = 0 if max_trees is None else int(max_trees)
     if mt and np.count_nonzero(layers) > mt:
         raise ValueError("warm start keeps more trees than max_trees")
-    args = (problem.D, problem.G, problem.PP, problem.wcum, problem.n_layers)
-    R = _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma)
+    fac = problem.factors
+    args = (*fac, problem.G, problem.PP, problem.wcum, problem.n_layers)
+    R = _cbcd.residual(*fac, problem.target, layers, beta, problem.gamma)
     history = np.full(_MAX_SWEEPS, np.nan)
     sweeps = _cbcd.cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, history)
     converged = sweeps > 0
@@ -129,11 +135,11 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
             break
         xi = int(kept[rng.integers(kept.size)])
         istar = int(empty[0])
-        _cbcd.set_block(problem.D, R, xi, layers[xi], beta[xi], 0, 0.0, problem.gamma)
+        _cbcd.set_block(*fac, R, xi, layers[xi], beta[xi], 0, 0.0, problem.gamma)
         layers[xi] = 0
         beta[xi] = 1.0 if mode == _cbcd.PLAIN else 0.0
         full = int(problem.n_layers[istar])
-        _cbcd.set_block(problem.D, R, istar, 0, 0.0, full, 1.0, problem.gamma)
+        _cbcd.set_block(*fac, R, istar, 0, 0.0, full, 1.0, problem.gamma)
         layers[istar] = full
         beta[istar] = 1.0
         sweeps = _cbcd.cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, scratch)
@@ -150,7 +156,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
             fails += 1
     layers, beta, R = best
     # recompute from scratch so the reported objective carries no incremental rounding
-    R = _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma)
+    R = _cbcd.residual(*fac, problem.target, layers, beta, problem.gamma)
     obj = _cbcd.objective(R, layers, beta, problem.wcum, pen_scale, alpha2, mode)
     return Solution(layers, beta, float(obj), total_sweeps, n_swaps, history, converged)
 
@@ -366,7 +372,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         beta = np.where(layers > 0, sol.beta, 0.0)
         if not self.joint and self.polish is not None:
             idx = np.flatnonzero(layers > 0)
-            Q = _cbcd.stack_truncated(problem.D, layers, idx)
+            Q = _cbcd.stack_truncated(*problem.factors, layers, idx)
             if self.polish == "ridge":
                 coef = ridge_polish(Q, problem.target, problem.gamma, float(self.polish_alpha))
             else:
@@ -414,7 +420,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         _, patience = self._check_params()
         X, y, problem = self._setup(X, y)
         if alphas is None:
-            amax = _cbcd.alpha_max(problem.D, problem.PP, problem.wcum, problem.n_layers, problem.target,
+            amax = _cbcd.alpha_max(*problem.factors, problem.PP, problem.wcum, problem.n_layers, problem.target,
                                    problem.gamma, problem.K)
             amax = amax if amax > 0 else 1.0
             alphas = np.geomspace(amax, amax * 1e-4, 50)
@@ -428,8 +434,8 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             X_val = validate_data(self, X_val, reset=False)
             y_val = check_array_1d(y_val, "y_val")
             check_same_length(("X_val", X_val), ("y_val", y_val))
-            D_val = depth_difference_matrices(self._tables, X_val)
-            val = (D_val, y_val - ensemble_offset(self._tables, X_val))
+            fac_val = (leaf_indices(self._tables, X_val), self._tables.leaf_table, self._tables.leaf_offset)
+            val = (fac_val, y_val - ensemble_offset(self._tables, X_val))
         mode = self._mode()
         rng = np.random.default_rng(self._seed())
         n = problem.n_trees
@@ -444,7 +450,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         df = pd.DataFrame(rows)
         full = problem.n_layers.copy()
         ones = np.ones(n)
-        df.attrs["full_train_error"] = self._mse(problem.D, problem.target, full, ones)
+        df.attrs["full_train_error"] = self._mse(problem.factors, problem.target, full, ones)
         if val is not None:
             df.attrs["full_val_error"] = self._mse(val[0], val[1], full, ones)
         df.attrs["full_n_nodes"] = int(problem.ncum[np.arange(n), full].sum())
@@ -452,8 +458,8 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self._path_problem = problem
         return df
 
-    def _mse(self, D, target, layers, beta):
-        R = _cbcd.residual(D, target, layers, beta, self.gamma_)
+    def _mse(self, factors, target, layers, beta):
+        R = _cbcd.residual(*factors, target, layers, beta, self.gamma_)
         return float(R @ R / R.shape[0])
 
     def _path_row(self, problem, sol, alpha, val):
@@ -466,7 +472,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             "n_trees": int(kept.sum()),
             "n_nodes": int(problem.ncum[np.arange(problem.n_trees), layers].sum()),
             "depth_hist": np.bincount(layers, minlength=problem.tables.max_layers + 1),
-            "train_error": self._mse(problem.D, problem.target, layers, beta),
+            "train_error": self._mse(problem.factors, problem.target, layers, beta),
             "val_error": np.nan if val is None else self._mse(val[0], val[1], layers, beta),
             "n_sweeps": sol.n_sweeps,
             "layers": layers.copy(),

@@ -90,11 +90,30 @@ def test_depth_matrices_reproduce_truncated_and_full_predictions(name):
         assert tables.n_layers[i] == t.max_depth + 1
 
 
+def _dense(problem):
+    """Dense D (n_trees, n_layers, m) rebuilt from the solver's factored form D_i = E_i T_i."""
+    leaves, T, loff = problem.factors
+    return np.transpose(T[loff[:-1, None] + leaves], (0, 2, 1))
+
+
+def test_factored_form_equals_dense_matrices():
+    X, y = _data()
+    for est in _ensembles(X, y).values():
+        problem = build_problem(unpack_ensemble(est), X, y, "node")
+        D = depth_difference_matrices(problem.tables, X)
+        np.testing.assert_array_equal(_dense(problem), D)
+        G = np.einsum("ilj,ikj->ilk", D, D)
+        np.testing.assert_allclose(problem.G, G, rtol=1e-12, atol=1e-12)
+        P = np.cumsum(D, axis=1)
+        np.testing.assert_allclose(problem.PP[:, 1:], np.einsum("ilj,ilj->il", P, P), rtol=1e-12, atol=1e-12)
+
+
 def _brute_objective(problem, layers, beta, alpha, alpha2=0.0, mode=_cbcd.PLAIN):
+    D = _dense(problem)
     pred = np.zeros_like(problem.target)
     for i, k in enumerate(layers):
         if k:
-            pred += problem.gamma * beta[i] * problem.D[i, :k].sum(axis=0)
+            pred += problem.gamma * beta[i] * D[i, :k].sum(axis=0)
     loss = np.mean((problem.target - pred) ** 2)
     pen = alpha / problem.K * sum(problem.wcum[i, k] for i, k in enumerate(layers))
     kept = np.asarray(layers) > 0
@@ -109,9 +128,10 @@ def _best_beta(problem, layers, beta, i, k, alpha2, mode):
     """Brute-force optimal beta_i for tree i cut to k layers, others fixed (least squares)."""
     if k == 0:
         return 0.0
+    D = _dense(problem)
     others = [(j, layers[j], beta[j]) for j in range(len(layers)) if j != i]
-    r = problem.target - sum(problem.gamma * b * problem.D[j, :kk].sum(0) for j, kk, b in others if kk)
-    q = problem.gamma * problem.D[i, :k].sum(0)
+    r = problem.target - sum(problem.gamma * b * D[j, :kk].sum(0) for j, kk, b in others if kk)
+    q = problem.gamma * D[i, :k].sum(0)
     m = len(r)
     if mode == _cbcd.RIDGE:
         A = np.concatenate([q[:, None], [[np.sqrt(m * alpha2)]]])
@@ -127,12 +147,13 @@ def test_block_update_equals_brute_force(mode, weighting):
     problem = build_problem(unpack_ensemble(est), X, y, weighting)
     rng = np.random.default_rng(1)
     alpha, alpha2 = 0.3, 0.01
-    L = problem.D.shape[1]
+    L = problem.tables.max_layers
+    fac = problem.factors
     for trial in range(12):
         layers = np.array([rng.integers(0, k + 1) for k in problem.n_layers], dtype=np.int64)
         beta = np.ones(problem.n_trees) if mode == _cbcd.PLAIN else np.where(layers > 0, rng.uniform(0.2, 2, problem.n_trees), 0.0)
         i = int(rng.integers(problem.n_trees))
-        R = _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma)
+        R = _cbcd.residual(*fac, problem.target, layers, beta, problem.gamma)
         cands = []
         for k in range(problem.n_layers[i] + 1):
             lay, bet = layers.copy(), beta.copy()
@@ -143,12 +164,12 @@ def test_block_update_equals_brute_force(mode, weighting):
                     pass
             cands.append(_brute_objective(problem, lay, bet, alpha, alpha2, mode))
         before = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
-        _cbcd.block_update(i, problem.D, problem.G, problem.PP, problem.wcum, problem.n_layers, R, R @ R,
+        _cbcd.block_update(i, *fac, problem.G, problem.PP, problem.wcum, problem.n_layers, R, R @ R,
                            layers, beta, problem.gamma, alpha / problem.K, alpha2, mode, 0,
-                           int(np.count_nonzero(layers)), np.empty(L), np.empty(L + 1))
+                           int(np.count_nonzero(layers)), np.empty(L), np.empty(L + 1), np.empty(200))
         after = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
         assert after == pytest.approx(min(min(cands), before), abs=1e-10), trial
-        np.testing.assert_allclose(R, _cbcd.residual(problem.D, problem.target, layers, beta, problem.gamma),
+        np.testing.assert_allclose(R, _cbcd.residual(*fac, problem.target, layers, beta, problem.gamma),
                                    atol=1e-12)
 
 
@@ -187,7 +208,8 @@ def test_returned_point_is_blockwise_optimal(small_problem, alpha, joint):
                 bet[i] = _best_beta(problem, layers, beta, i, k, 0.01, mode)
             assert _brute_objective(problem, lay, bet, alpha, 0.01, mode) >= obj - 1e-10
     # the prediction comes from the truncated trees
-    pred = sum(problem.gamma * beta[i] * problem.D[i, :k].sum(0) for i, k in enumerate(layers) if k)
+    D = _dense(problem)
+    pred = sum(problem.gamma * beta[i] * D[i, :k].sum(0) for i, k in enumerate(layers) if k)
     np.testing.assert_allclose(fp.predict(X), pred, atol=1e-10)
     assert fp.n_trees_ == np.count_nonzero(layers)
     assert fp.n_nodes_ == sum(problem.ncum[i, k] for i, k in enumerate(layers))
@@ -212,7 +234,7 @@ def test_alpha_limits_and_max_trees(small_problem):
     X, y, rf, problem = small_problem
     full = ForestPrune(rf, alpha=0.0, local_search=False).fit(X, y)
     assert full.objective_ <= np.mean((y - rf.predict(X)) ** 2) + 1e-12
-    amax = _cbcd.alpha_max(problem.D, problem.PP, problem.wcum, problem.n_layers, problem.target,
+    amax = _cbcd.alpha_max(*problem.factors, problem.PP, problem.wcum, problem.n_layers, problem.target,
                            problem.gamma, problem.K)
     assert ForestPrune(rf, alpha=amax * 1.001).fit(X, y).n_trees_ == 0
     assert ForestPrune(rf, alpha=amax * 0.99).fit(X, y).n_trees_ > 0
