@@ -243,10 +243,73 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         return {"feature": f, "false": build(left, dc, rows[~hit], False), "true": build(right, dc, rows[hit], False)}
 
     root = build(root_words, root_depth, np.arange(n), True)
+    if status != "optimal":
+        # a stopped depth-first search may not have completed a good tree at the root yet:
+        # complete one greedily, reusing every subtree the search has solved exactly
+        def solved(words, d):
+            slot = _search.lookup(keys, depth, words, d)
+            return slot >= 0 and vals[slot] < np.inf, (float(vals[slot]) if slot >= 0 else np.inf)
+
+        value, greedy = _greedy_tree(xc, fbits, cw, cs, cq, row_class, y_scaled, loss_kind, lam, root_words,
+                                     root_depth, unlimited, solved, build)
+        if value < objective - 1e-12:
+            objective, root = value, greedy
     stats = {"subproblems": int(counters[0]), "expansions": int(counters[1]), "bounds": int(counters[2]),
              "table_capacity": cap, "table_megabytes": cap * _entry_bytes(n_words) / 1e6,
              "classes": n_classes, "seconds": time.perf_counter() - t0}
     return SearchResult(objective, lower, status, root, stats)
+
+
+def _greedy_tree(xc, fbits, cw, cs, cq, row_class, y_scaled, loss_kind, lam, root_words, root_depth, unlimited,
+                 solved, build):
+    """A good tree by greedy splitting (CART's criterion) pruned bottom-up, for stopped searches.
+
+    Subproblems the search solved exactly are taken from the memo table (``solved``/``build``).
+    Returns the tree's objective and its nested split dictionary.
+    """
+    n_classes = cw.shape[0]
+    n_words = root_words.shape[0]
+    class_of_row = row_class
+
+    def leaf(mask):
+        if loss_kind == 0:
+            w, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
+            return max(q - s_ * s_ / w, 0.0) if w > 0 else 0.0
+        vals = np.sort(y_scaled[mask[class_of_row]])
+        return float(np.abs(vals - vals[(len(vals) - 1) // 2]).sum()) if len(vals) else 0.0
+
+    def words_of(mask):
+        bits = np.zeros(n_words * 64, dtype=bool)
+        bits[:n_classes] = mask
+        return np.packbits(bits, bitorder="little").view(np.uint64)
+
+    def grow(mask, d):
+        words = words_of(mask)
+        rows = np.nonzero(mask[class_of_row])[0]
+        exact, value = solved(words, d)
+        if exact:
+            return value, build(words, d, rows, False)
+        best = (leaf(mask) + lam, {"rows": rows})
+        if d == 0 or mask.sum() <= 1 or best[0] <= 2 * lam:  # a split costs at least 2 * lam
+            return best
+        choice, choice_loss = -1, np.inf
+        for j in range(xc.shape[1]):
+            hit = mask & (xc[:, j] == 1)
+            miss = mask & (xc[:, j] == 0)
+            if hit.any() and miss.any():
+                split_loss = leaf(hit) + leaf(miss)
+                if split_loss < choice_loss:
+                    choice, choice_loss = j, split_loss
+        if choice < 0:
+            return best
+        dc = d if unlimited else d - 1
+        v1, t1 = grow(mask & (xc[:, choice] == 1), dc)
+        v0, t0 = grow(mask & (xc[:, choice] == 0), dc)
+        if v0 + v1 < best[0]:
+            return v0 + v1, {"feature": choice, "false": t0, "true": t1}
+        return best
+
+    return grow(np.ones(n_classes, dtype=bool), root_depth)
 
 
 def _new_table(cap, n_words):
