@@ -214,9 +214,9 @@ def per_dataset_table(means: pd.DataFrame) -> pd.DataFrame:
         wide.columns = pd.MultiIndex.from_product([[label], wide.columns])
         frames.append(wide)
     table = pd.concat(frames, axis=1).reset_index()
-    table.insert(2, "n", table["dataset"].map(info["n"]).astype("Int64"))
-    table.insert(3, "d", table["dataset"].map(info["d"]).astype("Int64"))
     table = table.rename(columns={"quantile": "tau"})
+    table.insert(2, ("n", ""), table[("dataset", "")].map(info["n"]).astype("Int64"))
+    table.insert(3, ("d", ""), table[("dataset", "")].map(info["d"]).astype("Int64"))
     return table
 
 

@@ -162,8 +162,7 @@ def _count(path):
         return 0
 
 
-@pytest.mark.parametrize("n_jobs", [1, 2])
-def test_kill_minus_nine_then_resume(tmp_path, n_jobs):
+def test_kill_minus_nine_then_resume(tmp_path, n_jobs=1):
     script = tmp_path / "bench.py"
     script.write_text(textwrap.dedent(_SCRIPT))
     store = tmp_path / "r.sqlite"
