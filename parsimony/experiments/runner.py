@@ -116,11 +116,9 @@ def model_text(model, feature_names) -> str:
         prefix = f"tuned {json.dumps(model.best_params_, default=str)}\n"
         model = model.best_estimator_
     names = list(feature_names)
-    for attr in ("expression_", "equation_"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str):
-            text = value
-            break
+    equations = getattr(model, "equations_", None)
+    if isinstance(equations, pd.DataFrame) and "equation" in equations and hasattr(model, "best_index_"):
+        text = str(equations["equation"].iloc[int(model.best_index_)])
     else:
         if callable(getattr(model, "export_text", None)):
             try:

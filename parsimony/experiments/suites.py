@@ -64,8 +64,8 @@ class Budget:
 #: Named budgets: the paper's settings, the quick suite's and a tiny one for tests.
 BUDGETS = {
     "paper": Budget(),
-    "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=8, sr_populations=4,
-                    sr_population_size=24, sr_time_limit=4.0, osrt_regularization=0.02, osrt_depth_limit=3,
+    "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=15, sr_populations=6,
+                    sr_population_size=33, sr_time_limit=4.0, osrt_regularization=0.02, osrt_depth_limit=3,
                     osrt_thresholds=3, osrt_time_limit=5.0, ensemble_trees=30, ensemble_depth=4),
     "tiny": Budget(n_trials=2, tune_time=5.0, inner_cv=2, lgbm_estimators=10, sr_iterations=2, sr_populations=2,
                    sr_population_size=12, sr_time_limit=1.0, osrt_regularization=0.05, osrt_depth_limit=2,

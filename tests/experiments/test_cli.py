@@ -1,0 +1,46 @@
+"""``parsimony bench run`` / ``bench report`` end to end on tiny budgets."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from parsimony.cli import main
+
+
+def _run(tmp_path, *extra):
+    return main(["bench", "run", "--methods", "QDT,LQR", "--quantiles", "0.5,0.9", "--folds", "2", "--budget", "tiny",
+                 "--n-jobs", "1", "--no-progress", *extra])
+
+
+def test_bench_run_quick_then_report(tmp_path, capsys):
+    store = tmp_path / "r.sqlite"
+    assert _run(tmp_path, "--suite", "quick", "--datasets", "heteroskedastic,diabetes", "--store", str(store)) == 0
+    out = capsys.readouterr().out
+    assert "Table 2" in out and "| QDT |" in out and "| LQR |" in out and "failed" not in out
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT COUNT(*), SUM(status = 'ok') FROM results").fetchone() == (16, 16)
+    # a rerun finds everything done
+    assert _run(tmp_path, "--suite", "quick", "--datasets", "heteroskedastic,diabetes", "--store", str(store)) == 0
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 16
+    out_dir = tmp_path / "report"
+    assert main(["bench", "report", str(store), "--out", str(out_dir), "--no-plots"]) == 0
+    assert {"report.md", "summary.csv", "summary.tex", "wilcoxon.tex", "per_dataset.csv"} <= {p.name for p in out_dir.iterdir()}
+    assert "| 0.5 | heteroskedastic | 300 | 1 |" in (out_dir / "report.md").read_text()
+
+
+def test_bench_run_pmlb(tmp_path, pmlb_dir, capsys):
+    store = tmp_path / "r.sqlite"
+    code = _run(tmp_path, "--suite", "pmlb", "--data-dir", str(pmlb_dir), "--datasets", "192_vineyard",
+                "--store", str(store))
+    assert code == 0
+    with sqlite3.connect(store) as conn:
+        rows = conn.execute("SELECT dataset, n_train + n_test, n_features, status FROM results").fetchall()
+    assert len(rows) == 8 and {r[0] for r in rows} == {"192_vineyard"} and {r[1:] for r in rows} == {(52, 2, "ok")}
+
+
+def test_bench_errors(tmp_path, capsys):
+    assert main(["bench", "run", "--suite", "pmlb", "--store", str(tmp_path / "r.sqlite")]) == 2
+    assert "--data-dir" in capsys.readouterr().err
+    assert main(["bench", "report", str(tmp_path / "missing.sqlite")]) == 2
+    assert "no results store" in capsys.readouterr().err
