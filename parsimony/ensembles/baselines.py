@@ -10,8 +10,11 @@ can be plotted and compared with ``ForestPrune.path``.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import Lasso, lasso_path
 from sklearn.utils.validation import check_array
 
@@ -71,11 +74,14 @@ def lasso_tree_weights(estimator, X, y, lambdas=None, X_val=None, y_val=None, n_
         tv = y_val - ensemble_offset(tables, X_val)
     positive = lambdas > 0
     coefs = np.zeros((len(lambdas), T.shape[1]))
-    if positive.any():
-        _, path, _ = lasso_path(T, t, alphas=lambdas[positive] / 2.0, max_iter=5000, tol=1e-8)
-        coefs[positive] = path.T
-    for r in np.flatnonzero(~positive):  # lambda = 0: least squares via a tiny penalty-free fit
-        coefs[r] = Lasso(alpha=1e-12, fit_intercept=False, max_iter=10000).fit(T, t).coef_
+    with warnings.catch_warnings():
+        # trees' predictions are strongly correlated: coordinate descent converges slowly near lambda = 0
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if positive.any():
+            _, path, _ = lasso_path(T, t, alphas=lambdas[positive] / 2.0, max_iter=5000, tol=1e-8)
+            coefs[positive] = path.T
+        for r in np.flatnonzero(~positive):  # lambda = 0: least squares via a tiny penalty
+            coefs[r] = Lasso(alpha=1e-12, fit_intercept=False, max_iter=10000).fit(T, t).coef_
     rows = []
     for lam, b in zip(lambdas, coefs):
         keep = b != 0
