@@ -80,6 +80,45 @@ def plot_osrt_frontier(results, ax=None, label="OSRT", **kwargs):
 
 
 # --- ForestPrune: regularization paths --------------------------------------------------------
+def plot_forestprune_path(path, x="n_nodes", ax=None, label="ForestPrune", full=True, **kwargs):
+    """Error against model size along a ForestPrune (or baseline) path.
+
+    ``path`` is a DataFrame from ``ForestPrune.path`` or ``parsimony.ensembles.baselines``;
+    ``x`` is ``"n_nodes"``, ``"n_trees"`` or ``"alpha"``. Draws the validation error when the
+    path has it (else the training error) and, with ``full``, the full ensemble's error as a line.
+    """
+    ax = _axes(ax)
+    err = "val_error" if "val_error" in path and path["val_error"].notna().any() else "train_error"
+    data = path.sort_values(x)
+    ax.plot(data[x], data[err], marker="o", markersize=3, label=label, **kwargs)
+    ref = path.attrs.get(f"full_{err}")
+    if full and ref is not None:
+        ax.axhline(ref, color="grey", linestyle="--", linewidth=1, label="full ensemble")
+    if x == "alpha":
+        ax.set_xscale("log")
+    elif x == "n_nodes" and (data[x] > 0).any():
+        ax.set_xscale("symlog", linthresh=10)
+    ax.set_xlabel({"n_nodes": "nodes kept", "n_trees": "trees kept", "alpha": "alpha"}.get(x, x))
+    ax.set_ylabel("validation MSE" if err == "val_error" else "training MSE")
+    ax.legend()
+    return ax
+
+
+def plot_forestprune_depths(layers, ax=None, label=None, **kwargs):
+    """Histogram of the depths kept by a ForestPrune model (``layers_``; removed trees left out)."""
+    import numpy as np
+
+    ax = _axes(ax)
+    layers = np.asarray(layers)
+    depths = layers[layers > 0] - 1
+    bins = np.arange(-0.5, (depths.max() if depths.size else 0) + 1.5)
+    ax.hist(depths, bins=bins, label=label, **kwargs)
+    ax.set_xlabel("depth kept")
+    ax.set_ylabel("trees")
+    if label is not None:
+        ax.legend()
+    return ax
+
 
 
 # --- Ordered bagging: error curves and bias-variance ------------------------------------------
