@@ -29,6 +29,7 @@ class SearchResult:
     status: str
     root: dict
     stats: dict = field(default_factory=dict)
+    table: dict | None = None
 
 
 def _equivalence_classes(Xb, y_scaled, loss_kind):
@@ -84,7 +85,7 @@ def _entry_bytes(n_words):
 
 
 def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
-          memory_limit=None):
+          memory_limit=None, keep_table=False):
     """Find the tree minimising ``loss / loss(one leaf) + regularization * leaves`` on binary ``Xb``.
 
     Parameters
@@ -105,6 +106,9 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     memory_limit : float or None
         Megabytes for the subproblem table; when reached the search stops with status
         "memory_limit".
+    keep_table : bool
+        Also return the memo table (for tests): per stored subproblem its rows, remaining depth,
+        proven lower bound and exact value (inf when not solved).
 
     Returns
     -------
@@ -257,7 +261,13 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     stats = {"subproblems": int(counters[0]), "expansions": int(counters[1]), "bounds": int(counters[2]),
              "table_capacity": cap, "table_megabytes": cap * _entry_bytes(n_words) / 1e6,
              "classes": n_classes, "seconds": time.perf_counter() - t0}
-    return SearchResult(objective, lower, status, root, stats)
+    table = None
+    if keep_table:
+        used = np.nonzero(depth != -1)[0]
+        bits = np.unpackbits(keys[used].view(np.uint8), axis=1, bitorder="little")[:, :n_classes].astype(bool)
+        table = {"rows": [np.nonzero(b[row_class])[0] for b in bits], "depth": depth[used].astype(np.int64),
+                 "lower_bound": lbs[used].copy(), "value": vals[used].copy()}
+    return SearchResult(objective, lower, status, root, stats, table)
 
 
 def _greedy_tree(xc, fbits, cw, cs, cq, row_class, y_scaled, loss_kind, lam, root_words, root_depth, unlimited,

@@ -98,8 +98,8 @@ def test_kmeans_bound_is_at_least_the_equivalent_points_bound():
 
 def _hard_problem():
     rng = np.random.default_rng(5)
-    Xb = (rng.random((300, 14)) < 0.5).astype(np.uint8)
-    y = Xb[:, :6] @ rng.normal(size=6) + Xb[:, 6] * Xb[:, 7] + rng.normal(scale=0.5, size=300)
+    Xb = (rng.random((150, 12)) < 0.5).astype(np.uint8)
+    y = Xb[:, :6] @ rng.normal(size=6) + Xb[:, 6] * Xb[:, 7] + rng.normal(scale=0.5, size=150)
     return Xb, y
 
 
@@ -120,3 +120,20 @@ def test_memory_limit_stops_gracefully():
     limited = solve(Xb, y, 0.001, None, memory_limit=0.5)
     assert limited.status == "memory_limit"
     assert limited.lower_bound <= full.objective + 1e-9 <= limited.objective + 2e-9
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+def test_every_stored_bound_and_value_is_valid(loss):
+    """After a search, every memoised lower bound <= that subproblem's optimum, every value == it."""
+    checked = 0
+    for seed in range(25):
+        Xb, y, lam, depth = random_problem(3 * seed + 1)
+        result = solve(Xb, y, lam, depth, loss, keep_table=True)
+        table = result.table
+        for rows, d, lb, value in zip(table["rows"], table["depth"], table["lower_bound"], table["value"]):
+            opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else int(d), loss, rows=rows)
+            assert lb <= opt + 1e-9, (seed, d)
+            if np.isfinite(value):
+                assert value == pytest.approx(opt, abs=1e-9), (seed, d)
+            checked += 1
+    assert checked > 100
