@@ -116,6 +116,8 @@ def to_string(ops, feats, vals, length, feature_names, precision: int = 5) -> st
                 stack.append((f"{_wrap(lt, lp, _ATOM)}^{_wrap(rt, rp, _ATOM)}", 4))
                 continue
             symbol, prec = _INFIX[op]
+            if op in (ADD, SUB) and int(ops[k - 1]) == CONST and rt.startswith("-"):
+                symbol, rt, rp = ("-" if op == ADD else "+"), rt[1:], _ATOM  # x + -2 -> x - 2
             left = _wrap(lt, lp, prec)
             # right operand of - and / needs parentheses at equal precedence
             right = _wrap(rt, rp, prec + 1 if op in (SUB, DIV) else prec)

@@ -21,6 +21,7 @@ from ._engine import (
     P_TOURNAMENT_P, evolve_population, init_population, simplify_tree, tree_complexity,
 )
 from ._evaluator import make_workspace, tree_loss
+from ._expressions import ADD, CONST
 from ._optimize import optimize_constants
 from ._random import new_state
 
@@ -198,7 +199,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             progress.close()
 
     front = _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, workspaces[0], weights, maxsize,
-                         int(rng.integers(0, 2**62)))
+                         int(rng.integers(0, 2**62)), params[P_BASELINE])
     return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time)
 
 
@@ -231,36 +232,75 @@ def _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_l
             births[p][0] += 1
 
 
-def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weights, maxsize, seed):
-    """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front."""
+def _best_offset(residual, w, loss_kind, tau):
+    """Additive constant minimising the loss of ``residual - b``: a weighted quantile (or mean)."""
+    if loss_kind == 1:
+        return float(np.average(residual, weights=w))
+    level = tau if loss_kind == 0 else 0.5
+    order = np.argsort(residual, kind="stable")
+    cw = np.cumsum(w[order])
+    k = min(int(np.searchsorted(cw, level * cw[-1])), len(order) - 1)
+    return float(residual[order][k])
+
+
+def _polish(ops, feats, vals, loss, data, ws, state, scratch):
+    """Optimise the constants thoroughly, then simplify when that does not cost accuracy."""
+    length = len(ops)
+    loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, 400, 3)
+    new_length = simplify_tree(ops, feats, vals, length, *scratch)
+    if new_length < length:
+        s_ops, s_feats, s_vals = (a[:new_length].copy() for a in scratch)
+        s_loss = tree_loss(s_ops, s_feats, s_vals, new_length, data, ws)
+        if s_loss <= loss:
+            return s_ops, s_feats, s_vals, s_loss
+    return ops, feats, vals, loss
+
+
+def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weights, maxsize, seed, baseline):
+    """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
+
+    Each entry ``f`` also proposes ``f + b`` with the loss-optimal offset ``b`` (for the pinball
+    loss a weighted quantile of the residuals). A quantile model with a free offset is
+    calibrated (its training coverage is ``tau`` up to ties), which the model selection uses.
+    """
+    from ._evaluator import evaluate
+
+    Xt, y, w, _, loss_kind, tau = data
     state = new_state(seed)
     best: dict[int, tuple] = {}
-    n_pop = hof_loss.shape[0]
-    scratch = (np.empty(maxsize, dtype=np.int64), np.empty(maxsize, dtype=np.int64), np.empty(maxsize))
+    scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
+    pred = np.empty(len(y))
+    offset_cost = int(weights[CONST] + weights[ADD])
+
+    def offer(ops, feats, vals, loss):
+        cplx = int(tree_complexity(ops, len(ops), weights))
+        if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or loss < best[cplx][0]):
+            best[cplx] = (loss, ops, feats, vals)
+
     for c in range(1, maxsize + 1):
         p = int(np.argmin(hof_loss[:, c]))
         if not np.isfinite(hof_loss[p, c]):
             continue
         length = int(hof_len[p, c])
-        ops, feats, vals = hof_ops[p, c, :length].copy(), hof_feats[p, c, :length].copy(), hof_vals[p, c, :length].copy()
-        loss = optimize_constants(ops, feats, vals, length, data, ws, state, float(hof_loss[p, c]), 400, 3)
-        new_length = simplify_tree(ops, feats, vals, length, *scratch)
-        if new_length < length:
-            s_ops, s_feats, s_vals = (a[:new_length].copy() for a in scratch)
-            s_loss = tree_loss(s_ops, s_feats, s_vals, new_length, data, ws)
-            if s_loss <= loss:
-                ops, feats, vals, length, loss = s_ops, s_feats, s_vals, new_length, s_loss
-        cplx = int(tree_complexity(ops, length, weights))
-        if not np.isfinite(loss):
+        entry = _polish(hof_ops[p, c, :length].copy(), hof_feats[p, c, :length].copy(),
+                        hof_vals[p, c, :length].copy(), float(hof_loss[p, c]), data, ws, state, scratch)
+        offer(*entry)
+        ops, feats, vals, loss = entry
+        if tree_complexity(ops, len(ops), weights) + offset_cost > maxsize or not np.isfinite(loss):
             continue
-        if cplx not in best or loss < best[cplx][0]:
-            best[cplx] = (loss, ops[:length], feats[:length], vals[:length])
-    del n_pop
+        evaluate(ops, feats, vals, len(ops), Xt, ws, pred)
+        b = _best_offset(y - pred, w, loss_kind, tau)
+        ops2 = np.concatenate([ops, [CONST, ADD]]).astype(np.int64)
+        feats2 = np.concatenate([feats, [0, 0]]).astype(np.int64)
+        vals2 = np.concatenate([vals, [b, 0.0]])
+        loss2 = tree_loss(ops2, feats2, vals2, len(ops2), data, ws)
+        offer(*_polish(ops2, feats2, vals2, loss2, data, ws, state, scratch))
     front = []
     lowest = np.inf
     for cplx in sorted(best):
         loss, ops, feats, vals = best[cplx]
-        if loss < lowest:
+        # a more complex expression must improve the loss beyond rounding noise
+        if not front or loss < lowest - 1e-12 * (abs(lowest) + baseline):
             lowest = loss
             front.append({"complexity": cplx, "loss": float(loss), "ops": ops, "feats": feats, "vals": vals})
     return front

@@ -22,13 +22,18 @@ from ._search import SearchSettings, run_search
 MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
 
 
-def select_equation(equations: pd.DataFrame, model_selection: str) -> int:
+def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
     ``"accuracy"``: lowest loss; ``"score"``: highest score (steepest drop of log-loss per unit of
     complexity); ``"best"``: highest score among rows within 1.5x the lowest loss (PySR's rule);
     ``"elbow"``: the point farthest below the chord joining the simplest and the most accurate
     expressions, on axes scaled to [0, 1].
+
+    With ``quantile`` and ``tolerance`` (and a ``coverage`` column), ``"best"`` first keeps the
+    calibrated rows, whose training coverage is within ``tolerance`` of ``quantile`` (a
+    pinball-optimal expression with a free offset always is); PySR's rule applies among them,
+    or among all rows when none is calibrated.
     """
     loss = equations["loss"].to_numpy(dtype=float)
     score = equations["score"].to_numpy(dtype=float)
@@ -37,14 +42,26 @@ def select_equation(equations: pd.DataFrame, model_selection: str) -> int:
     if model_selection == "score":
         return int(np.argmax(score))
     if model_selection == "best":
-        ok = np.flatnonzero(loss <= 1.5 * loss.min())
-        return int(ok[np.argmax(score[ok])])
+        ok = loss <= 1.5 * loss.min()
+        if quantile is not None and tolerance is not None and "coverage" in equations:
+            calibrated = ok & (np.abs(equations["coverage"].to_numpy(dtype=float) - quantile) <= tolerance)
+            if calibrated.any():
+                ok = calibrated
+        rows = np.flatnonzero(ok)
+        return int(rows[np.argmax(score[rows])])
     c = equations["complexity"].to_numpy(dtype=float)
     x = (c - c[0]) / max(c[-1] - c[0], 1e-300)
     span = loss[0] - loss.min()
     y = (loss - loss.min()) / span if span > 0 else np.zeros_like(loss)
     gain = 1.0 - x - y  # proportional to the distance below the chord from (0, 1) to (1, 0)
     return int(np.argmax(gain)) if gain.max() > 1e-12 else int(np.argmin(loss))
+
+
+def calibration_tolerance(quantile, sample_weight) -> float:
+    """Two binomial standard errors of a coverage at ``quantile`` (Kish effective size), plus 1/n."""
+    w = np.asarray(sample_weight, dtype=float)
+    n_eff = w.sum() ** 2 / np.sum(w * w)
+    return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)
 
 
 def _scores(complexity, loss):
@@ -84,7 +101,9 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
     adaptive_parsimony_scaling : float, default=20.0
         Strength of the penalty on over-represented complexities in tournaments.
     model_selection : {"best", "score", "accuracy", "elbow"}, default="best"
-        How the expression used by ``predict`` is chosen from the front.
+        How the expression used by ``predict`` is chosen from the front (see
+        :func:`select_equation`); ``"best"`` is PySR's rule restricted to calibrated expressions
+        (training coverage within two standard errors of the quantile level) when there are any.
     max_samples : int or None, default=None
         Fit on a random subsample of at most this many rows (10000 gives the paper's SQR10K).
     rearrange : bool, default=False
@@ -107,7 +126,8 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
     Attributes
     ----------
     equations_ : DataFrame or list of DataFrame
-        The Pareto front (columns complexity, loss, score, equation, sympy), one per quantile.
+        The Pareto front, one per quantile: complexity, loss (training pinball loss), score,
+        equation, sympy, and coverage (share of training targets at or below the expression).
     best_index_ : int or list of int
         Row of ``equations_`` used by ``predict``.
     complexity_ : int
@@ -208,6 +228,8 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
             table.update(dict(self.complexity_of_operators))
         weights = complexity_weights(table)
         check_option(self.model_selection, "model_selection", MODEL_SELECTIONS)
+        if sample_weight is not None and np.size(sample_weight) and not np.any(np.asarray(sample_weight) != 0):
+            raise ValueError("sample_weight: all weights are zero; at least one must be positive")
         w = check_sample_weight(sample_weight, len(y))
         w = np.ones(len(y)) if w is None else w
         seed = self._seed()
@@ -250,7 +272,12 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
 
         self._fronts = fronts
         frames = [self._equations_frame(front) for front in fronts]
-        indices = [select_equation(f, self.model_selection) for f in frames]
+        for k, frame in enumerate(frames):
+            hits = [(y <= self._evaluate(X, k, i)) for i in range(len(frame))]
+            frame["coverage"] = [float(np.average(h, weights=w)) for h in hits]
+        pinball = [isinstance(loss, Pinball) for loss in losses]
+        indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w))
+                   for f, q, pb in zip(frames, quantiles, pinball)]
         self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, front in enumerate(fronts):
             ranges = []

@@ -1,0 +1,56 @@
+"""Shared helpers for the SQR tests: random expressions and a NumPy reference evaluator."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from parsimony.symbolic import _expressions as E
+from parsimony.symbolic._engine import random_tree
+from parsimony.symbolic._random import new_state
+
+ALL_BINARY = np.array([E.ADD, E.SUB, E.MUL, E.DIV, E.POW], dtype=np.int64)
+ALL_UNARY = np.array([E.SQUARE, E.CUBE, E.SQRT, E.EXP, E.LOG, E.SIN, E.COS, E.ABS, E.NEG], dtype=np.int64)
+WEIGHTS = np.ones(E.N_OPCODES, dtype=np.int64)
+
+
+def random_expressions(count, n_features, max_complexity=15, seed=0, binops=ALL_BINARY, unops=ALL_UNARY):
+    """``count`` random postfix expressions as (ops, feats, vals) triples."""
+    state = new_state(seed)
+    cap = 2 * max_complexity + 4
+    out = []
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        ops, feats, vals = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)
+        t = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
+        target = int(rng.integers(1, max_complexity + 1))
+        n = random_tree(ops, feats, vals, *t, cap, target, WEIGHTS, state, binops, unops, n_features)
+        out.append((ops[:n].copy(), feats[:n].copy(), vals[:n].copy()))
+    return out
+
+
+def reference_eval(ops, feats, vals, X, return_tame=False):
+    """Evaluate a postfix expression with plain NumPy (the oracle).
+
+    With ``return_tame`` also return a row mask of where every intermediate value stays within
+    1e4 in magnitude: elsewhere the result can be ill-conditioned (e.g. cos of a huge power),
+    so one rounding difference upstream changes it completely.
+    """
+    tame = np.ones(X.shape[0], dtype=bool)
+    unary = {E.SQUARE: np.square, E.CUBE: lambda a: a * a * a, E.SQRT: np.sqrt, E.EXP: np.exp, E.LOG: np.log,
+             E.SIN: np.sin, E.COS: np.cos, E.ABS: np.abs, E.NEG: np.negative}
+    binary = {E.ADD: np.add, E.SUB: np.subtract, E.MUL: np.multiply, E.DIV: np.divide, E.POW: np.power}
+    stack = []
+    n = X.shape[0]
+    with np.errstate(all="ignore"):
+        for op, f, v in zip(ops, feats, vals):
+            if op == E.CONST:
+                stack.append(np.full(n, v))
+            elif op == E.VAR:
+                stack.append(X[:, f].astype(float))
+            elif E.ARITY[op] == 1:
+                stack.append(unary[op](stack.pop()))
+            else:
+                b, a = stack.pop(), stack.pop()
+                stack.append(binary[op](a, b))
+            tame &= np.abs(stack[-1]) <= 1e4
+    return (stack[-1], tame) if return_tame else stack[-1]

@@ -1,0 +1,137 @@
+"""Engine kernels: mutations keep valid trees, simplification preserves values, RNG, evolution."""
+
+import numpy as np
+import pytest
+
+from parsimony.symbolic import _engine as G
+from parsimony.symbolic import _expressions as E
+from parsimony.symbolic._evaluator import LOSS_PINBALL, make_workspace, tree_loss
+from parsimony.symbolic._random import new_state, normal, randint, uniform
+
+from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, random_expressions, reference_eval
+
+
+def _is_valid(ops, n_features, feats):
+    depth = 0
+    for op, f in zip(ops, feats):
+        depth -= E.ARITY[op] - 1
+        if depth < 1:
+            return False
+        if op == E.VAR and not 0 <= f < n_features:
+            return False
+    return depth == 1
+
+
+def test_rng_is_reproducible_and_uniform():
+    a, b = new_state(7), new_state(7)
+    xs = np.array([uniform(a) for _ in range(20000)])
+    assert xs.tolist() == [uniform(b) for _ in range(20000)]
+    assert 0 <= xs.min() and xs.max() < 1 and abs(xs.mean() - 0.5) < 0.01
+    ks = np.array([randint(a, 5) for _ in range(20000)])
+    assert set(ks) == {0, 1, 2, 3, 4} and abs(np.bincount(ks).std() / 4000) < 0.05
+    zs = np.array([normal(a) for _ in range(20000)])
+    assert abs(zs.mean()) < 0.03 and abs(zs.std() - 1) < 0.03
+
+
+def test_subtree_start():
+    ops, _, _ = E.from_tokens(["x1", "x2", "mul", "x3", "cos", "add"])
+    assert [G.subtree_start(ops, i) for i in range(6)] == [0, 1, 0, 3, 3, 0]
+
+
+@pytest.mark.parametrize("kind", range(9))
+def test_every_mutation_yields_valid_trees(kind):
+    state = new_state(11)
+    cap = 64
+    params = np.zeros(G.N_PARAMS)
+    params[G.P_MAXSIZE] = 20
+    params[G.P_N_FEATURES] = 3
+    params[G.P_PERTURBATION] = 0.076
+    out = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
+    tmp = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
+    changed = 0
+    for ops, feats, vals in random_expressions(200, 3, seed=kind):
+        n = G._mutate(kind, ops, feats, vals, len(ops), *out, cap, state, ALL_BINARY, ALL_UNARY, WEIGHTS, params, *tmp)
+        if n < 0:  # not applicable (e.g. no constant to mutate)
+            continue
+        assert _is_valid(out[0][:n], 3, out[1][:n])
+        changed += n != len(ops) or not np.array_equal(out[0][:n], ops) or not np.array_equal(out[2][:n], vals)
+    if kind != G.M_NOTHING:
+        assert changed > 50
+
+
+def test_crossover_swaps_subtrees():
+    state = new_state(5)
+    exprs = random_expressions(100, 2, seed=9)
+    out = (np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64))
+    for (a, af, av), (b, bf, bv) in zip(exprs[::2], exprs[1::2]):
+        n = G._crossover(a, af, av, len(a), b, bf, bv, len(b), *out, 64, state)
+        assert n > 0 and _is_valid(out[0][:n], 2, out[1][:n])
+
+
+def test_simplify_preserves_values_and_never_grows():
+    X = np.random.default_rng(0).normal(scale=1.5, size=(40, 3))
+    out = (np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64))
+    shrunk = 0
+    for ops, feats, vals in random_expressions(500, 3, seed=2):
+        n = G.simplify_tree(ops, feats, vals, len(ops), *out)
+        assert 1 <= n <= len(ops) and _is_valid(out[0][:n], 3, out[1][:n])
+        before, tame = reference_eval(ops, feats, vals, X, return_tame=True)
+        after = reference_eval(out[0][:n], out[1][:n], out[2][:n], X)
+        np.testing.assert_allclose(after[tame], before[tame], rtol=1e-8, atol=1e-10)
+        shrunk += n < len(ops)
+    assert shrunk > 50
+
+
+@pytest.mark.parametrize("tokens, expected", [
+    ([2.0, 3.0, "mul", "x0", "add"], ["constant", "feature", "add"]),  # folding
+    (["x0", 0.0, "add"], ["feature"]),
+    (["x0", 1.0, "mul"], ["feature"]),
+    (["x0", "x0", "sub"], ["constant"]),
+    (["x0", "neg", "neg"], ["feature"]),
+    ([1.5, "x0", 2.0, "add", "add"], ["feature", "constant", "add"]),  # c1 + (x + c2)
+    (["x0", 2.0, "mul", 3.0, "mul"], ["feature", "constant", "mul"]),  # (x * 2) * 3 -> x * 6
+])
+def test_simplify_rules(tokens, expected):
+    ops, feats, vals = E.from_tokens(tokens)
+    out = (np.zeros(16, np.int64), np.zeros(16, np.int64), np.zeros(16))
+    n = G.simplify_tree(ops, feats, vals, len(ops), *out)
+    assert [E.OP_NAMES[o] for o in out[0][:n]] == expected
+    X = np.linspace(-2, 2, 9)[:, None]
+    np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
+
+
+def test_evolution_keeps_population_valid_and_hof_consistent():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    y = X[:, 0] * 2 + 1
+    size, L, maxsize = 12, 10, 10
+    params = np.zeros(G.N_PARAMS)
+    params[[G.P_MAXSIZE, G.P_NCYCLES, G.P_TOURNAMENT_N, G.P_TOURNAMENT_P, G.P_CROSSOVER, G.P_PARSIMONY,
+            G.P_ADAPTIVE, G.P_OPTIMIZE_PROBABILITY, G.P_OPTIMIZE_EVALS, G.P_OPTIMIZE_RESTARTS, G.P_PERTURBATION,
+            G.P_SIMPLIFY, G.P_BASELINE, G.P_N_FEATURES]] = [maxsize, 20, 5, 0.86, 0.1, 0.003, 20, 0.3, 30, 1, 0.076,
+                                                            1, 1.0, 2]
+    pop = (np.zeros((size, L), np.int64), np.zeros((size, L), np.int64), np.zeros((size, L)),
+           np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
+           np.zeros(1, np.int64), new_state(3))
+    ws = make_workspace(L, 60)
+    data = (np.ascontiguousarray(X.T), y, np.ones(60), 60.0, LOSS_PINBALL, 0.5)
+    hof = (np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L)),
+           np.zeros(maxsize + 1, np.int64), np.full(maxsize + 1, np.inf))
+    binops, unops = np.array([E.ADD, E.MUL], np.int64), np.array([E.COS], np.int64)
+    G.init_population(*pop, data, ws, binops, unops, WEIGHTS, params, *hof)
+    weights = np.ones(9)
+    freq_local = np.zeros(maxsize + 1)
+    evals = G.evolve_population(*pop, data, ws, binops, unops, WEIGHTS, params, weights, np.zeros(maxsize + 1),
+                                freq_local, *hof)
+    assert evals > 20 * 2 and freq_local.sum() > 0
+    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = pop[:6]
+    for i in range(size):
+        n = pop_len[i]
+        assert _is_valid(pop_ops[i, :n], 2, pop_feats[i, :n])
+        assert pop_cplx[i] == n <= maxsize
+        assert pop_loss[i] == pytest.approx(tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], n, data, ws), rel=1e-12)
+    finite = np.isfinite(hof[4])
+    assert finite.any() and hof[4][finite].min() <= pop_loss.min()
+    for c in np.flatnonzero(finite):
+        n = hof[3][c]
+        assert n == c and hof[4][c] == pytest.approx(tree_loss(hof[0][c], hof[1][c], hof[2][c], n, data, ws))

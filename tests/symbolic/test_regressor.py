@@ -1,0 +1,182 @@
+"""SymbolicQuantileRegressor: recovery, coverage, reproducibility, exports, bad input, sklearn checks."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from parsimony.backend import JuliaUnavailableError, julia_status
+from parsimony.metrics import coverage, pinball_loss
+from parsimony.symbolic import SymbolicQuantileRegressor, select_equation
+
+TINY = dict(niterations=2, populations=2, population_size=10, ncycles_per_iteration=5, progress=False)
+
+
+def _quadratic(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-3, 3, size=(n, 2))
+    return X, 2.5 * X[:, 0] ** 2 + np.cos(X[:, 1])
+
+
+@pytest.fixture(scope="module")
+def quadratic_model():
+    X, y = _quadratic()
+    model = SymbolicQuantileRegressor(random_state=0, progress=False).fit(X, y)
+    return model, X, y
+
+
+def test_noiseless_recovery(quadratic_model):
+    model, X, y = quadratic_model
+    eq = model.equations_
+    assert list(eq.columns) == ["complexity", "loss", "score", "equation", "sympy", "coverage"]
+    assert eq["loss"].min() < 1e-6
+    assert np.all(np.diff(eq["complexity"]) > 0) and np.all(np.diff(eq["loss"]) < 0)  # a Pareto front
+    # losses are the exact training pinball losses of the listed expressions
+    for i in range(len(eq)):
+        assert eq["loss"].iloc[i] == pytest.approx(pinball_loss(y, model.predict(X, index=i), 0.5), rel=1e-9,
+                                                   abs=1e-12)
+    # the selected expression is the exact one, printed readably
+    assert model.equations_["loss"].iloc[model.best_index_] < 1e-6
+    import sympy
+
+    x0, x1 = sympy.symbols("x0 x1")
+    assert sympy.simplify(model.sympy() - (2.5 * x0**2 + sympy.cos(x1))).equals(0) or \
+        abs(float((model.sympy() - 2.5 * x0**2 - sympy.cos(x1)).subs({x0: 1.3, x1: 0.4}))) < 1e-6
+    assert "cos" in model.latex() and model.complexity_ == eq["complexity"].iloc[model.best_index_]
+
+
+def test_heteroskedastic_quantile_coverage():
+    from parsimony.datasets import make_heteroskedastic
+
+    X, y = make_heteroskedastic(n_samples=1000, random_state=1)
+    Xt, yt = make_heteroskedastic(n_samples=4000, random_state=2)
+    model = SymbolicQuantileRegressor(quantile=0.9, random_state=0, progress=False).fit(X, y)
+    assert abs(coverage(yt, model.predict(Xt)) - 0.9) < 0.03
+
+
+def test_same_seed_same_equations_for_any_n_jobs():
+    X, y = _quadratic(100, seed=1)
+    kw = dict(niterations=4, populations=4, ncycles_per_iteration=20, progress=False, random_state=3)
+    a = SymbolicQuantileRegressor(n_jobs=1, **kw).fit(X, y)
+    b = SymbolicQuantileRegressor(n_jobs=2, **kw).fit(X, y)
+    c = SymbolicQuantileRegressor(n_jobs=1, **{**kw, "random_state": 4}).fit(X, y)
+    assert a.equations_["equation"].tolist() == b.equations_["equation"].tolist()
+    np.testing.assert_array_equal(a.equations_["loss"], b.equations_["loss"])
+    assert a.equations_["equation"].tolist() != c.equations_["equation"].tolist()
+
+
+def test_pickle_roundtrip(quadratic_model):
+    model, X, _ = quadratic_model
+    clone = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(clone.predict(X), model.predict(X))
+    assert clone.equations_["equation"].tolist() == model.equations_["equation"].tolist()
+
+
+def test_several_quantiles_and_rearrangement():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 2, size=(300, 1))
+    y = X[:, 0] + X[:, 0] ** 2 * rng.normal(size=300)
+    taus = [0.9, 0.1, 0.5]
+    model = SymbolicQuantileRegressor(quantile=taus, random_state=0, progress=False, niterations=5,
+                                      rearrange=True).fit(X, y)
+    assert isinstance(model.equations_, list) and len(model.equations_) == 3
+    pred = model.predict(X)
+    assert pred.shape == (300, 3)
+    assert np.all(pred[:, 1] <= pred[:, 2]) and np.all(pred[:, 2] <= pred[:, 0])  # tau order 0.1 <= 0.5 <= 0.9
+    raw = SymbolicQuantileRegressor(quantile=taus, random_state=0, progress=False, niterations=5).fit(X, y)
+    # rearrangement only sorts: the multiset of the row's predictions is unchanged
+    np.testing.assert_allclose(np.sort(raw.predict(X), axis=1), np.sort(pred, axis=1))
+    assert len(model.sympy()) == 3 and len(model.latex()) == 3
+
+
+def test_time_limit_returns_the_current_front():
+    X, y = _quadratic(200)
+    model = SymbolicQuantileRegressor(niterations=10_000, time_limit=0.5, progress=False, random_state=0).fit(X, y)
+    assert model.status_ == "time_limit" and len(model.equations_) >= 1
+    assert np.isfinite(model.predict(X)).all()
+
+
+def test_predictions_stay_finite_outside_the_training_domain():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(150, 1))
+    y = np.log(X[:, 0]) * 2
+    model = SymbolicQuantileRegressor(operators=["add", "mul", "log"], random_state=0, progress=False,
+                                      niterations=5).fit(X, y)
+    assert model.equations_["loss"].min() < 1e-6
+    X_new = np.array([[-1.0], [0.0], [2.0]])
+    pred = model.predict(X_new)
+    assert np.isfinite(pred).all()
+
+
+def test_feature_names_and_index():
+    X, y = _quadratic(100)
+    frame = pd.DataFrame(X, columns=["speed", "angle"])
+    model = SymbolicQuantileRegressor(random_state=0, **{**TINY, "niterations": 3}).fit(frame, y)
+    assert any("speed" in e or "angle" in e for e in model.equations_["equation"])
+    assert model.predict(frame, index=0).shape == (100,)
+    with pytest.raises(ValueError, match="out of range"):
+        model.predict(frame, index=99)
+
+
+@pytest.mark.parametrize("method", ["best", "score", "accuracy", "elbow"])
+def test_select_equation(method):
+    frame = pd.DataFrame({"complexity": [1, 3, 5, 9, 15], "loss": [10.0, 4.0, 1.0, 0.9, 0.8]})
+    frame["score"] = np.r_[0, -np.diff(np.log(frame["loss"])) / np.diff(frame["complexity"])]
+    expected = {"accuracy": 4, "score": 2, "best": 2, "elbow": 2}[method]
+    assert select_equation(frame, method) == expected
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"quantile": 1.2}, "quantile"),
+    ({"quantile": 0.0}, "quantile"),
+    ({"operators": ["add", "tanh"]}, "unknown operator"),
+    ({"operators": ["sin"]}, "binary operator"),
+    ({"maxsize": 0}, "maxsize"),
+    ({"model_selection": "median"}, "model_selection"),
+    ({"complexity_of_operators": {"add": 0}}, "complexity_of_operators"),
+    ({"parsimony": -1.0}, "parsimony"),
+    ({"niterations": 0}, "niterations"),
+    ({"time_limit": 0}, "time_limit"),
+    ({"backend": "rust"}, "backend"),
+])
+def test_bad_parameters(params, message):
+    X, y = _quadratic(20)
+    with pytest.raises(ValueError, match=message):
+        SymbolicQuantileRegressor(**{**TINY, **params}).fit(X, y)
+
+
+def test_bad_data():
+    X, y = _quadratic(20)
+    Xn = X.copy()
+    Xn[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        SymbolicQuantileRegressor(**TINY).fit(Xn, y)
+    with pytest.raises(ValueError, match="NaN|infinity"):
+        SymbolicQuantileRegressor(**TINY).fit(X, np.r_[y[:-1], np.inf])
+    with pytest.raises(ValueError, match="sample_weight"):
+        SymbolicQuantileRegressor(**TINY).fit(X, y, sample_weight=-np.ones(20))
+
+
+def test_julia_backend_reports_clearly():
+    X, y = _quadratic(20)
+    if julia_status()[0]:
+        pytest.skip("Julia is available here")
+    with pytest.raises(JuliaUnavailableError, match="backend='julia'"):
+        SymbolicQuantileRegressor(backend="julia", **TINY).fit(X, y)
+    assert SymbolicQuantileRegressor(backend="auto", **TINY).fit(X, y).backend_ == "native"
+
+
+def test_sample_weight_losses_are_weighted():
+    X, y = _quadratic(60)
+    w = np.random.default_rng(0).uniform(0.1, 3, size=60)
+    model = SymbolicQuantileRegressor(quantile=0.7, random_state=0, **TINY).fit(X, y, sample_weight=w)
+    for i in range(len(model.equations_)):
+        assert model.equations_["loss"].iloc[i] == pytest.approx(
+            pinball_loss(y, model.predict(X, index=i), 0.7, w), rel=1e-9, abs=1e-12)
+
+
+@parametrize_with_checks([SymbolicQuantileRegressor(random_state=0, **TINY)])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
