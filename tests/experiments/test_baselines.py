@@ -155,3 +155,12 @@ def test_lgbm_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "lightgbm", None)
     with pytest.raises(ImportError, match=r"bench"):
         make_lgbm(0.5)
+
+
+def test_without_optuna_the_tuner_falls_back_to_seeded_random_search(monkeypatch):
+    monkeypatch.setitem(sys.modules, "optuna", None)
+    X, y = np.random.default_rng(0).uniform(size=(40, 2)), np.arange(40.0)
+    tuned = make_qdt(0.5, random_state=0, n_trials=3, cv=2).fit(X, y)
+    assert tuned.search_ == "random" and len(tuned.trials_) == 3
+    with pytest.raises(ImportError, match="bench"):
+        make_qdt(0.5, random_state=0, n_trials=3, cv=2, search="optuna").fit(X, y)

@@ -188,3 +188,14 @@ def test_kill_minus_nine_then_resume(tmp_path, n_jobs=1):
     assert len(rows) == n_tasks
     assert len({r[:5] for r in rows}) == n_tasks
     assert {r[5] for r in rows} == {"ok"}
+
+
+def test_optional_dependencies_missing(monkeypatch, tmp_path):
+    from parsimony.experiments.suites import quick_suite
+
+    monkeypatch.setitem(sys.modules, "lightgbm", None)
+    assert "LGBM" not in quick_suite().methods and "QDT" in quick_suite().methods
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    X, y = _data(10)
+    with pytest.raises(ImportError, match="bench"):
+        run_benchmark([("toy", X, y)], ["QDT"], folds=2, store=tmp_path / "r.sqlite", scheduler="tcp://127.0.0.1:1")
