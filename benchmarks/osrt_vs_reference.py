@@ -222,6 +222,7 @@ def main(argv=None):
     solved_ratios, unsolved, records = [], [], []
     from_anchors = False
     lower_cases = 0
+    ref_timeouts = 0
     for name, lam, depth, anchor_obj, anchor_leaves, anchor_sec in rows:
         X, y = load(name)
         ours = best_of(run_ours, X, y, lam, depth, args.time_limit)
@@ -234,6 +235,13 @@ def main(argv=None):
             ref = {"objective": anchor_obj, "leaves": anchor_leaves, "solved": True, "seconds": anchor_sec,
                    "anchors": True}
         depth_s = "none" if depth is None else str(depth)
+        if not ref["solved"] and not ref_unsolved_in_anchors:
+            # the anchors solved it but the reference timed out in this (noisy) run: its time is at
+            # least the limit, so ours / limit over-states our ratio; compare with the anchors' optimum
+            ref_timeouts += 1
+            ref = dict(ref, solved=True, objective=anchor_obj, leaves=anchor_leaves, seconds=args.time_limit)
+        if ref_unsolved_in_anchors:
+            unsolved.append((name, lam, depth_s, ours["status"] == "optimal", ours["seconds"], ours["objective"]))
         if ref["solved"]:
             ratio = ours["seconds"] / max(ref["seconds"], 1e-3)
             diff = ours["objective"] - ref["objective"]
@@ -245,7 +253,6 @@ def main(argv=None):
                 lower_cases += match_s == "lower"
             ratio_s = f"{ratio:6.2f}"
         else:
-            unsolved.append((name, lam, depth_s, ours["status"] == "optimal", ours["seconds"], ours["objective"]))
             ratio_s, match_s = "   -", "-"
         ref_obj = "timeout" if not ref["solved"] else f"{ref['objective']:.8f}"
         src = "*" if ref.get("anchors") else " "
@@ -259,16 +266,20 @@ def main(argv=None):
 
     print("match: yes = same objective (1e-5); lower = our tree (scored in float64 from its leaves) beats the "
           "reference's reported optimum; NO = worse or not proven")
+    if ref_timeouts:
+        print(f"{ref_timeouts} case(s) the anchors solved timed out for the reference in this run: counted as "
+              f"solved in {args.time_limit:.0f} s (a lower bound on its time) against the anchors' optimum")
     if lower_cases:
         print(f"cases where the reference's 'optimal' tree is beaten: {lower_cases}")
     print()
     if solved_ratios:
-        print(f"median time ratio ours/reference over {len(solved_ratios)} reference-solved cases: "
+        print(f"median time ratio ours/reference over {len(solved_ratios)} cases the reference solves: "
               f"{statistics.median(solved_ratios):.3f} (target <= 0.5); "
               f"geometric mean {float(np.exp(np.mean(np.log(solved_ratios)))):.3f}")
     if unsolved:
         proven = sum(u[3] for u in unsolved)
-        print(f"reference-unsolved cases proven optimal within {args.time_limit:.0f} s: {proven}/{len(unsolved)} "
+        print(f"cases the reference could not solve in 120 s (anchors) proven optimal within {args.time_limit:.0f} s: "
+              f"{proven}/{len(unsolved)} "
               "(target: at least half)")
         for name, lam, depth_s, ok, sec, obj in unsolved:
             print(f"  {name} lambda={lam} depth={depth_s}: {'proven' if ok else 'not proven'} in {sec:.2f} s, "
