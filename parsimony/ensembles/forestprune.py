@@ -272,8 +272,10 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     polish : {None, "ridge", "best_subset"}, default=None
         Re-weight the kept trees by problem 2 with ``rho = 2`` (closed form) or ``rho = 0``
         (iterative hard thresholding then exact coordinate descent), penalty ``polish_alpha``.
-    polish_alpha : float, default=0.01
-        The ``alpha_2`` of problems 2 and 5.
+    polish_alpha : float, default=1e-4
+        The ``alpha_2`` of problems 2 and 5. With the paper's 1/m scaling the ridge penalty is
+        compared with a mean squared error and the tree weights ``beta`` start at 1 (a bagging
+        tree enters as ``beta / n``), so the paper's suggested 1e-2 already shrinks strongly.
     max_trees : int or None, default=None
         At most this many trees may be kept (a cardinality constraint inside CBCD).
     joint : bool, default=False
@@ -301,7 +303,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     path_ : DataFrame of the last ``path`` / ``fit_path`` call.
     """
 
-    def __init__(self, estimator=None, alpha=1.0, weighting="node", polish=None, polish_alpha=0.01,
+    def __init__(self, estimator=None, alpha=1.0, weighting="node", polish=None, polish_alpha=1e-4,
                  max_trees=None, joint=False, local_search=True, n_estimators=100, max_depth=6,
                  random_state=None):
         self.estimator = estimator

@@ -194,7 +194,8 @@ def test_objective_never_increases_across_sweeps(small_problem, mode):
 @pytest.mark.parametrize("alpha", [0.1, 1.0, 5.0])
 def test_returned_point_is_blockwise_optimal(small_problem, alpha, joint):
     X, y, rf, problem = small_problem
-    fp = ForestPrune(rf, alpha=alpha, joint=joint, polish="ridge" if joint else None, random_state=0).fit(X, y)
+    fp = ForestPrune(rf, alpha=alpha, joint=joint, polish="ridge" if joint else None, polish_alpha=0.01,
+                     random_state=0).fit(X, y)
     mode = _cbcd.RIDGE if joint else _cbcd.PLAIN
     layers = fp.layers_
     beta = fp.coef_ if joint else np.ones(problem.n_trees)
