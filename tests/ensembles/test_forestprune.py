@@ -12,7 +12,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from parsimony.ensembles import ForestPrune
 from parsimony.ensembles import _cbcd
-from parsimony.ensembles._depth_matrices import depth_difference_matrices, ensemble_offset, unpack_ensemble
+from parsimony.ensembles._depth_matrices import (
+    depth_difference_matrices,
+    ensemble_leaves,
+    ensemble_offset,
+    unpack_ensemble,
+)
 from parsimony.ensembles.forestprune import build_problem, solve
 
 
@@ -100,6 +105,9 @@ def test_factored_form_equals_dense_matrices():
     X, y = _data()
     for est in _ensembles(X, y).values():
         problem = build_problem(unpack_ensemble(est), X, y, "node")
+        t = problem.tables
+        nodes = ensemble_leaves(t, X)  # scikit-learn's Tree.apply
+        np.testing.assert_array_equal(problem.leaves, t.leaf_of_node[t.node_offset[:-1, None] + nodes])
         D = depth_difference_matrices(problem.tables, X)
         np.testing.assert_array_equal(_dense(problem), D)
         G = np.einsum("ilj,ikj->ilk", D, D)
