@@ -250,6 +250,7 @@ def search(
     f_w = np.empty(n_feat)
     f_s = np.empty(n_feat)
     f_q = np.empty(n_feat)
+    f_v = np.empty(n_feat)
     child = np.empty(nw, dtype=np.uint64)
     other = np.empty(nw, dtype=np.uint64)
     cand_f = np.empty(n_feat, dtype=np.int64)
@@ -339,25 +340,29 @@ def search(
                 continue
             # children's bounds for every useful feature
             nf = 0
-            if loss_kind == 0:
-                n = _members(words, members)
-                tw = 0.0
-                ts = 0.0
-                tq = 0.0
+            n = _members(words, members)
+            tw = 0.0
+            ts = 0.0
+            tq = 0.0
+            tv = 0.0
+            for j in range(n_feat):
+                f_w[j] = 0.0
+                f_s[j] = 0.0
+                f_q[j] = 0.0
+                f_v[j] = 0.0
+            for t in range(n):
+                c = members[t]
+                tw += cw[c]
+                ts += cs[c]
+                tq += cq[c]
+                tv += cwithin[c]
                 for j in range(n_feat):
-                    f_w[j] = 0.0
-                    f_s[j] = 0.0
-                    f_q[j] = 0.0
-                for t in range(n):
-                    c = members[t]
-                    tw += cw[c]
-                    ts += cs[c]
-                    tq += cq[c]
-                    for j in range(n_feat):
-                        if xc[c, j]:
-                            f_w[j] += cw[c]
-                            f_s[j] += cs[c]
-                            f_q[j] += cq[c]
+                    if xc[c, j]:
+                        f_w[j] += cw[c]
+                        f_s[j] += cs[c]
+                        f_q[j] += cq[c]
+                        f_v[j] += cwithin[c]
+            bound_now = leaf if leaf < st_ub[f] else st_ub[f]
             for j in range(n_feat):
                 empty0 = True
                 empty1 = True
@@ -392,6 +397,20 @@ def search(
                     cand_s1[nf] = -1
                     nf += 1
                     continue
+                # equivalent-points bounds (free from the sums above) or stored bounds first: a
+                # feature they already rule out needs no k-Means bound and no table entries
+                if bound_kind != BOUND_NONE and loss_kind == 0:
+                    # a child is one leaf (exact cost) or has >= 2 leaves (>= within + 2 lam)
+                    w1 = f_w[j]
+                    w0 = tw - w1
+                    s0 = ts - f_s[j]
+                    leaf1 = f_q[j] - f_s[j] * f_s[j] / w1 + lam
+                    leaf0 = (tq - f_q[j]) - s0 * s0 / w0 + lam
+                    two1 = f_v[j] + 2.0 * lam
+                    two0 = (tv - f_v[j]) + 2.0 * lam
+                    cheap = (leaf1 if leaf1 < two1 else two1) + (leaf0 if leaf0 < two0 else two0)
+                    if cheap >= bound_now + 1e-12:
+                        continue
                 lbs = 0.0
                 slots0 = 0
                 slots1 = 0
