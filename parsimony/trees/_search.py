@@ -10,9 +10,13 @@ subproblem is asked for a solution strictly below a budget and either returns it
 or a proven lower bound at least the budget. Subproblems are memoised in an open-addressing
 hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Lower
 bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at
-``2**d`` leaves under a depth limit, and every bound proven by earlier searches. Features are
-tried in increasing order of the children's lower bounds, so the loop stops at the first
-feature whose bound reaches the budget (hierarchical bound and one-step lookahead).
+``2**d`` leaves under a depth limit, and every bound proven by earlier searches. A feature whose
+children are already ruled out by free bounds (each child is one leaf, of exact cost, or has two
+or more leaves, costing at least its equivalent-points loss + 2 lam) is dropped before any k-Means
+bound is computed for it. The remaining features are tried in increasing order of the children's
+lower bounds, so the loop stops at the first feature whose bound reaches the budget
+(hierarchical bound and one-step lookahead). Whether a returned value is exact or only a bound is
+passed explicitly, never inferred from floating-point comparisons with the budget.
 
 The kernel runs for a bounded number of node expansions and returns; the explicit stack makes
 it resumable, so the Python caller enforces time limits and grows the table between calls.
@@ -194,7 +198,13 @@ def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, members):
 
 @njit
 def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, members, buf_w, buf_v):
-    """Lower bound on ``opt(words, d)``: the (k-Means) equivalent-points bound."""
+    """Lower bound on ``opt(words, d)``: the (k-Means) equivalent-points bound.
+
+    Squared loss: weighted k-Means over the sorted class means plus the within-class loss
+    (Theorem 3.6 of the paper). Absolute loss: k-median over the rows (clusters may split a
+    class, so this relaxes the tree problem), floored per k by the within-class absolute loss.
+    Under a depth limit ``d`` at most ``2**d`` clusters are tried.
+    """
     n = _members(words, members)
     within = 0.0
     for t in range(n):
