@@ -243,10 +243,13 @@ def _best_offset(residual, w, loss_kind, tau):
     return float(residual[order][k])
 
 
+POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
+
+
 def _polish(ops, feats, vals, loss, data, ws, state, scratch):
     """Optimise the constants thoroughly, then simplify when that does not cost accuracy."""
     length = len(ops)
-    loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, 400, 3)
+    loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, POLISH_EVALUATIONS, POLISH_RESTARTS)
     new_length = simplify_tree(ops, feats, vals, length, *scratch)
     if new_length < length:
         s_ops, s_feats, s_vals = (a[:new_length].copy() for a in scratch)
@@ -277,10 +280,13 @@ def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weig
         if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or loss < best[cplx][0]):
             best[cplx] = (loss, ops, feats, vals)
 
+    merged = hof_loss.min(axis=0)
+    lowest = np.inf
     for c in range(1, maxsize + 1):
         p = int(np.argmin(hof_loss[:, c]))
-        if not np.isfinite(hof_loss[p, c]):
+        if not merged[c] < lowest:  # dominated (or empty): not worth polishing
             continue
+        lowest = merged[c]
         length = int(hof_len[p, c])
         entry = _polish(hof_ops[p, c, :length].copy(), hof_feats[p, c, :length].copy(),
                         hof_vals[p, c, :length].copy(), float(hof_loss[p, c]), data, ws, state, scratch)

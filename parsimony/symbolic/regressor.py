@@ -16,17 +16,20 @@ from ..backend import resolve_backend
 from ..metrics import TOKEN_COMPLEXITY
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
-from ._losses import LOSSES, Pinball, _Loss
+from ._losses import LOSSES, Pinball, Squared, _Loss
 from ._search import SearchSettings, run_search
 
 MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
 
 
-def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None) -> int:
+def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
+                    squared_loss=False) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
     ``"accuracy"``: lowest loss; ``"score"``: highest score (steepest drop of log-loss per unit of
-    complexity); ``"best"``: highest score among rows within 1.5x the lowest loss (PySR's rule);
+    complexity); ``"best"``: highest score among rows whose loss is within a factor of the
+    lowest: PySR's 1.5 for a squared loss, ``sqrt(1.5)`` (the same factor on the scale of the
+    residuals) for the pinball and absolute losses, which grow linearly in the residuals;
     ``"elbow"``: the point farthest below the chord joining the simplest and the most accurate
     expressions, on axes scaled to [0, 1].
 
@@ -42,7 +45,7 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     if model_selection == "score":
         return int(np.argmax(score))
     if model_selection == "best":
-        ok = loss <= 1.5 * loss.min()
+        ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
         if quantile is not None and tolerance is not None and "coverage" in equations:
             calibrated = ok & (np.abs(equations["coverage"].to_numpy(dtype=float) - quantile) <= tolerance)
             if calibrated.any():
@@ -102,8 +105,9 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
         Strength of the penalty on over-represented complexities in tournaments.
     model_selection : {"best", "score", "accuracy", "elbow"}, default="best"
         How the expression used by ``predict`` is chosen from the front (see
-        :func:`select_equation`); ``"best"`` is PySR's rule restricted to calibrated expressions
-        (training coverage within two standard errors of the quantile level) when there are any.
+        :func:`select_equation`); ``"best"`` is PySR's rule (highest score among accurate rows)
+        restricted to calibrated expressions (training coverage within two standard errors of
+        the quantile level) when there are any.
     max_samples : int or None, default=None
         Fit on a random subsample of at most this many rows (10000 gives the paper's SQR10K).
     rearrange : bool, default=False
@@ -276,8 +280,9 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
             hits = [(y <= self._evaluate(X, k, i)) for i in range(len(frame))]
             frame["coverage"] = [float(np.average(h, weights=w)) for h in hits]
         pinball = [isinstance(loss, Pinball) for loss in losses]
-        indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w))
-                   for f, q, pb in zip(frames, quantiles, pinball)]
+        indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w),
+                                   squared_loss=isinstance(loss, Squared))
+                   for f, q, pb, loss in zip(frames, quantiles, pinball, losses)]
         self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, front in enumerate(fronts):
             ranges = []
