@@ -8,8 +8,11 @@ realizations) with the paired t-test p-value of the test errors, beside the pape
 
 Differences from the paper (for feasibility on 2 cores): the paper picks hidden units (2, 3, 5, 7)
 and weight decay (12 values in [0, 1]) by 10-fold CV for every ensemble; here they are picked once
-per problem by 5-fold CV on an independent pilot sample of 200 points, with inputs and target
-standardised, and networks are fitted by L-BFGS (scikit-learn) instead of R's nnet BFGS.
+per problem by 5-fold CV of a single network (scikit-learn MLPRegressor, L-BFGS) on an independent
+pilot sample of 200 points, with inputs and target standardised; the bagged networks are then
+fitted by full-batch iRprop- for --max-iter epochs (``BaggedNetworks``, same architecture and
+objective, one numba kernel per realization) instead of R's nnet BFGS; ``--trainer sklearn``
+bags MLPRegressor fits instead (about 10x slower).
 
     python benchmarks/ordered_bagging_paper.py                     # 100 realizations (long)
     python benchmarks/ordered_bagging_paper.py --quick             # a few minutes
@@ -37,7 +40,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from parsimony import datasets  # noqa: E402
 from parsimony.ensembles import OrderedBaggingRegressor  # noqa: E402
-from parsimony.ensembles.ordered_bagging import make_network  # noqa: E402
+from parsimony.ensembles.ordered_bagging import BaggedNetworks, make_network  # noqa: E402
 from parsimony.stats import paired_t  # noqa: E402
 
 PROBLEMS = {
@@ -79,11 +82,15 @@ def select_network(problem: str, seed: int, max_iter: int, n_jobs: int, folds: i
     return grid[int(np.argmin(scores))]
 
 
-def realization(problem, index, seed, hidden, decay, members, max_iter, keep):
+def realization(problem, index, seed, hidden, decay, members, max_iter, keep, trainer):
     X, y = sample(problem, 200, seed)
     X_test, y_test = sample(problem, 2000, seed + 1)
-    network = make_network(hidden, decay, max_iter=max_iter)
-    model = OrderedBaggingRegressor(network, n_estimators=members, keep=keep, random_state=seed).fit(X, y)
+    if trainer == "rprop":  # all networks of the realization in one numba kernel
+        pool = BaggedNetworks(members, hidden, decay, max_iter=max_iter, random_state=seed)
+        model = OrderedBaggingRegressor(pool, keep=keep, random_state=seed).fit(X, y)
+    else:  # one scikit-learn MLPRegressor (L-BFGS) fit per member
+        network = make_network(hidden, decay, max_iter=max_iter)
+        model = OrderedBaggingRegressor(network, n_estimators=members, keep=keep, random_state=seed).fit(X, y)
     train = model.error_curve(X, y)
     test = model.error_curve(X_test, y_test)
     return {
@@ -119,6 +126,8 @@ def main(argv=None):
     parser.add_argument("--members", type=int, help="networks per ensemble; default 100 (40 with --quick)")
     parser.add_argument("--max-iter", type=int, help="L-BFGS iterations per network; default 1000 (300 with --quick)")
     parser.add_argument("--keep", type=float, default=0.2)
+    parser.add_argument("--trainer", choices=("rprop", "sklearn"), default="rprop",
+                        help="rprop: BaggedNetworks (numba, fast); sklearn: MLPRegressor L-BFGS per member (slow)")
     parser.add_argument("--problems", nargs="+", default=list(PROBLEMS), choices=list(PROBLEMS))
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
@@ -150,7 +159,8 @@ def main(argv=None):
     batch = max(args.n_jobs, 1) * 2
     for i in range(0, len(todo), batch):
         rows = Parallel(n_jobs=args.n_jobs)(
-            delayed(realization)(problem, r, seed, *networks[problem], args.members, args.max_iter, args.keep)
+            delayed(realization)(problem, r, seed, *networks[problem], args.members, args.max_iter, args.keep,
+                                 args.trainer)
             for r, problem, seed in todo[i: i + batch]
         )
         frame = pd.DataFrame(rows)

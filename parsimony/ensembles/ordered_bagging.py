@@ -20,11 +20,13 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from parsimony._validation import check_array_1d, check_int, check_same_length
+from parsimony.ensembles._networks import train_networks
 from parsimony.ensembles._ordering import error_covariance, greedy_order, subset_sums
 
-__all__ = ["OrderedBaggingRegressor", "make_network"]
+__all__ = ["BaggedNetworks", "OrderedBaggingRegressor", "make_network"]
 
 _MAX_SEED = np.iinfo(np.int32).max
+_RPROP = (0.05, 1.2, 0.5, 1e-6, 1.0)  # initial step, growth, shrink, step bounds (standardised data)
 
 
 def make_network(hidden_units: int = 5, weight_decay: float = 0.1, max_iter: int = 1000, random_state=None):
@@ -62,6 +64,99 @@ def make_network(hidden_units: int = 5, weight_decay: float = 0.1, max_iter: int
         random_state=random_state,
     )
     return TransformedTargetRegressor(regressor=make_pipeline(StandardScaler(), network), transformer=StandardScaler())
+
+
+class BaggedNetworks(RegressorMixin, BaseEstimator):
+    """Bagged one-hidden-layer networks fitted by one numba kernel, as a pool for ordered bagging.
+
+    The paper's base learner (logistic hidden units, linear output, L2 weight decay on the
+    weights) fitted on ``n_estimators`` bootstrap samples in one compiled loop: each network
+    takes full-batch iRprop- steps
+    (sign-based, per-weight step sizes) for ``max_iter`` epochs (numba kernel). Inputs and target are
+    standardised with the training data's mean and standard deviation. Typically one to two
+    order of magnitude faster than bagging ``make_network()`` one fit at a time; pass it as the
+    ``estimator`` of :class:`OrderedBaggingRegressor` to order and prune its members.
+
+    Parameters
+    ----------
+    n_estimators : int, default=100
+    hidden_units : int, default=5
+    weight_decay : float, default=0.1
+        L2 penalty: each network minimises ``SSE / 2 + weight_decay * ||weights||^2 / 2`` on the
+        standardised data (the same scale as ``MLPRegressor(alpha=...)``).
+    max_iter : int, default=1000
+        Full-batch epochs.
+    random_state : int, RandomState or None, default=None
+
+    Attributes
+    ----------
+    estimators_ : list of fitted networks (each with ``predict``), in bootstrap order.
+    n_iter_ : int
+        Epochs run (``max_iter``).
+    """
+
+    _ordered_bagging_pool = True  # OrderedBaggingRegressor takes its members instead of bagging it
+
+    def __init__(self, n_estimators=100, hidden_units=5, weight_decay=0.1, max_iter=1000, random_state=None):
+        self.n_estimators = n_estimators
+        self.hidden_units = hidden_units
+        self.weight_decay = weight_decay
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        """Fit every network on its own bootstrap sample of ``(X, y)``; returns ``self``."""
+        from parsimony._validation import check_nonnegative
+
+        X, y = validate_data(self, X, y, y_numeric=True)
+        m = check_int(self.n_estimators, "n_estimators", minimum=1)
+        h = check_int(self.hidden_units, "hidden_units", minimum=1)
+        epochs = check_int(self.max_iter, "max_iter", minimum=1)
+        decay = check_nonnegative(self.weight_decay, "weight_decay")
+        rng = check_random_state(self.random_state)
+        n, d = X.shape
+        x_mean, x_scale = X.mean(axis=0), X.std(axis=0)
+        x_scale[x_scale == 0] = 1.0
+        y_mean, y_scale = float(np.mean(y)), float(np.std(y)) or 1.0
+        rows = rng.randint(n, size=(m, n))
+        xb = ((X - x_mean) / x_scale)[rows]  # (m, n, d)
+        yb = ((np.asarray(y, dtype=np.float64) - y_mean) / y_scale)[rows]  # (m, n)
+        bound1, bound2 = np.sqrt(6.0 / (d + h)), np.sqrt(6.0 / (h + 1))
+        params = [
+            rng.uniform(-bound1, bound1, (m, d, h)),  # input -> hidden weights
+            rng.uniform(-bound1, bound1, (m, h)),  # hidden biases
+            rng.uniform(-bound2, bound2, (m, h)),  # hidden -> output weights
+            rng.uniform(-bound2, bound2, m),  # output bias
+        ]
+        w1, b1, w2, b2 = params
+        train_networks(xb, yb, w1, b1, w2, b2, decay, epochs, *_RPROP)
+        self.n_iter_ = epochs
+        self.estimators_ = [
+            _Network(w1[i], b1[i], w2[i], b2[i], x_mean, x_scale, y_mean, y_scale) for i in range(m)
+        ]
+        return self
+
+    def predict(self, X):
+        """Average prediction of all networks."""
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False)
+        return np.mean([member.predict(X) for member in self.estimators_], axis=0)
+
+
+class _Network:
+    """One fitted network of :class:`BaggedNetworks` (plain arrays; picklable)."""
+
+    def __init__(self, w1, b1, w2, b2, x_mean, x_scale, y_mean, y_scale):
+        self.w1, self.b1, self.w2, self.b2 = w1, b1, w2, b2
+        self.x_mean, self.x_scale, self.y_mean, self.y_scale = x_mean, x_scale, y_mean, y_scale
+
+    def predict(self, X):
+        z = ((np.asarray(X, dtype=np.float64) - self.x_mean) / self.x_scale) @ self.w1 + self.b1
+        return (_sigmoid(z) @ self.w2 + self.b2) * self.y_scale + self.y_mean
+
+
+def _sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
 class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
@@ -284,7 +379,7 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
 
 
 def _is_ensemble(estimator) -> bool:
-    if hasattr(estimator, "estimators_"):
+    if hasattr(estimator, "estimators_") or getattr(estimator, "_ordered_bagging_pool", False):
         return True
     from sklearn.ensemble import BaseEnsemble
 

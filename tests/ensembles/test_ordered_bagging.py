@@ -315,16 +315,25 @@ def test_bias_variance_matches_paper_formulas_and_decomposes_the_error():
             )
 
 
-def test_pruned_network_ensemble_beats_complete_on_friedman():
-    # the paper's claim on one realization, with its default base learner (small budget)
+def test_default_estimator_is_the_papers_network():
     from threadpoolctl import threadpool_limits
 
-    X, y = friedman(200, 0)
-    X_test, y_test = friedman(1000, 1)
+    X, y = friedman(60, 0)
     with threadpool_limits(1):  # tiny networks: BLAS threads only add overhead
-        model = OrderedBaggingRegressor(make_network(max_iter=200), n_estimators=30, random_state=0).fit(X, y)
+        model = OrderedBaggingRegressor(n_estimators=3, random_state=0).fit(X, y)
+    network = model.estimators_[0].regressor_[-1]
+    assert network.activation == "logistic" and network.hidden_layer_sizes == (5,) and network.alpha > 0
+    assert model.predict(X).shape == (60,)
+
+
+def test_pruned_network_ensemble_beats_complete_on_friedman():
+    # the paper's claim on one realization (200 train / 2000 test), with its base learner
+    X, y = friedman(200, 0)
+    X_test, y_test = friedman(2000, 1)
+    pool = BaggedNetworks(n_estimators=40, hidden_units=7, weight_decay=0.36, max_iter=300)
+    model = OrderedBaggingRegressor(pool, random_state=0).fit(X, y)
     curve = model.error_curve(X_test, y_test)
-    assert curve.loc[model.n_kept_, "ordered"] < curve.loc[30, "ordered"]
+    assert curve.loc[model.n_kept_, "ordered"] < 0.95 * curve.loc[40, "ordered"]
     assert model.train_errors_[model.n_kept_ - 1] < model.train_errors_[-1]
 
 
@@ -343,3 +352,73 @@ def test_plots_draw_curves():
     assert len(ax.lines) == 2
     with pytest.raises(ValueError, match="quantity"):
         plot_bias_variance(model.bias_variance(X, y), quantity="mse")
+
+
+# ------------------------------------------------------------------------------ bagged networks
+from parsimony.ensembles._networks import train_networks  # noqa: E402
+from parsimony.ensembles.ordered_bagging import BaggedNetworks  # noqa: E402
+
+
+def network_objective(x, y, w1, b1, w2, b2, decay):
+    hidden = 1 / (1 + np.exp(-(x @ w1 + b1)))
+    return 0.5 * np.sum((hidden @ w2 + b2 - y) ** 2) + 0.5 * decay * (np.sum(w1**2) + np.sum(w2**2))
+
+
+def random_networks(seed, m=3, n=30, d=4, h=3):
+    rng = np.random.default_rng(seed)
+    xb, yb = rng.normal(size=(m, n, d)), rng.normal(size=(m, n))
+    weights = [rng.normal(size=(m, d, h)), rng.normal(size=(m, h)), rng.normal(size=(m, h)), rng.normal(size=m)]
+    return xb, yb, weights
+
+
+def test_network_kernel_first_step_follows_the_exact_gradient_sign():
+    xb, yb, weights = random_networks(0)
+    before = [w.copy() for w in weights]
+    train_networks(xb, yb, *weights, 0.3, 1, 0.01, 1.2, 0.5, 1e-6, 1.0)
+    eps = 1e-6
+    for i in range(3):
+        flat = [np.array(w[i], dtype=float) for w in before]  # b2[i] becomes a 0-d array
+        for p, (old, new) in enumerate(zip(before, weights)):
+            for index in np.ndindex(flat[p].shape):
+                plus = [f.copy() for f in flat]
+                minus = [f.copy() for f in flat]
+                plus[p][index] += eps
+                minus[p][index] -= eps
+                g = (network_objective(xb[i], yb[i], *plus, 0.3) - network_objective(xb[i], yb[i], *minus, 0.3)) / (2 * eps)
+                moved = np.asarray(new[i])[index] - np.asarray(old[i])[index]
+                assert moved == pytest.approx(-0.01 * np.sign(g), abs=1e-12)
+
+
+def test_network_kernel_decreases_each_objective():
+    xb, yb, weights = random_networks(1)
+    start = [network_objective(xb[i], yb[i], *(w[i] for w in weights), 0.1) for i in range(3)]
+    train_networks(xb, yb, *weights, 0.1, 300, 0.05, 1.2, 0.5, 1e-6, 1.0)
+    end = [network_objective(xb[i], yb[i], *(w[i] for w in weights), 0.1) for i in range(3)]
+    assert all(e < 0.5 * s for s, e in zip(start, end))
+
+
+def test_bagged_networks_fit_a_smooth_function_and_are_reproducible():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(200, 2))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.05 * rng.normal(size=200)
+    pool = BaggedNetworks(n_estimators=8, hidden_units=5, weight_decay=0.01, max_iter=400, random_state=0).fit(X, y)
+    assert len(pool.estimators_) == 8
+    assert pool.score(X, y) > 0.95
+    again = BaggedNetworks(n_estimators=8, hidden_units=5, weight_decay=0.01, max_iter=400, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(pool.predict(X), again.predict(X))
+    # members are different networks (own bootstrap sample and initial weights)
+    assert not np.allclose(pool.estimators_[0].predict(X), pool.estimators_[1].predict(X))
+    # as a pool of OrderedBaggingRegressor: its members are taken, not bagged again
+    def ordered():
+        pool = BaggedNetworks(n_estimators=8, hidden_units=5, weight_decay=0.01, max_iter=400)
+        return OrderedBaggingRegressor(pool, keep=2, random_state=0).fit(X, y)
+
+    model = ordered()
+    assert len(model.estimators_) == 8 and model.n_kept_ == 2
+    assert type(model.estimators_[0]).__name__ == "_Network"
+    np.testing.assert_array_equal(model.predict(X), ordered().predict(X))
+
+
+@parametrize_with_checks([BaggedNetworks(n_estimators=3, hidden_units=2, max_iter=20)])
+def test_bagged_networks_sklearn_compatible(estimator, check):
+    check(estimator)
