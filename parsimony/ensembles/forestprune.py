@@ -298,7 +298,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     objective_ : float, problem (1) (problem (5) when ``joint``) at the pruning solution.
     n_trees_, n_nodes_ : size of the pruned model.
     n_sweeps_, n_swaps_, history_ : CBCD sweeps, local-search swaps, objective after each sweep
-        of the first CBCD run.
+        of the first CBCD run (at most 200 recorded).
     status_ : "converged" or "max_sweeps".
     path_ : DataFrame of the last ``path`` / ``fit_path`` call.
     """
