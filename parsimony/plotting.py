@@ -18,6 +18,37 @@ def _axes(ax=None, figsize=(6, 4)):
 
 
 # --- SQR: Pareto fronts -----------------------------------------------------------------------
+def plot_pareto_front(model, ax=None, log_loss=True):
+    """Training loss against complexity of a fitted SymbolicQuantileRegressor's front(s).
+
+    One line per quantile level; the expression ``predict`` uses is circled. ``model`` may
+    also be an ``equations_`` DataFrame (or a list of them).
+    """
+    import pandas as pd
+
+    ax = _axes(ax)
+    if isinstance(model, (pd.DataFrame, list)):
+        frames = model if isinstance(model, list) else [model]
+        chosen = [None] * len(frames)
+        labels = [None] * len(frames)
+    else:
+        frames = model.equations_ if isinstance(model.equations_, list) else [model.equations_]
+        best = model.best_index_ if isinstance(model.best_index_, list) else [model.best_index_]
+        chosen = best
+        labels = [f"tau = {q:g}" for q in model.quantiles_]
+    for frame, pick, label in zip(frames, chosen, labels):
+        (line,) = ax.plot(frame["complexity"], frame["loss"], marker="o", drawstyle="steps-post", label=label)
+        if pick is not None:
+            ax.plot(frame["complexity"].iloc[pick], frame["loss"].iloc[pick], marker="o", markersize=14,
+                    markerfacecolor="none", markeredgecolor=line.get_color(), linestyle="none")
+    if log_loss:
+        ax.set_yscale("log")
+    ax.set_xlabel("complexity (token weights)")
+    ax.set_ylabel("training loss")
+    ax.set_title("Pareto front")
+    if any(labels):
+        ax.legend()
+    return ax
 
 
 # --- OSRT: trees -------------------------------------------------------------------------------

@@ -100,7 +100,10 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         band = np.asarray(self.estimator_.predict(X), dtype=float)
         lower = np.minimum(band[:, 0], band[:, 1]) - self.margin_
         upper = np.maximum(band[:, 0], band[:, 1]) + self.margin_
-        return np.column_stack([lower, upper])
+        # a negative margin (band too wide on calibration) may cross narrow bands: collapse them
+        crossed = lower > upper
+        mid = 0.5 * (lower + upper)
+        return np.column_stack([np.where(crossed, mid, lower), np.where(crossed, mid, upper)])
 
     def predict(self, X):
         """Midpoint of the calibrated interval (use ``predict_interval`` for the bounds)."""

@@ -124,8 +124,15 @@ def test_feature_names_and_index():
 def test_select_equation(method):
     frame = pd.DataFrame({"complexity": [1, 3, 5, 9, 15], "loss": [10.0, 4.0, 1.0, 0.9, 0.8]})
     frame["score"] = np.r_[0, -np.diff(np.log(frame["loss"])) / np.diff(frame["complexity"])]
-    expected = {"accuracy": 4, "score": 2, "best": 2, "elbow": 2}[method]
+    # "best" for the pinball loss: highest score within sqrt(1.5) x the lowest loss (0.9 and 0.8 qualify)
+    expected = {"accuracy": 4, "score": 2, "best": 3, "elbow": 2}[method]
     assert select_equation(frame, method) == expected
+    # PySR's factor 1.5 for a squared loss also admits the loss 1.0 with the steepest score
+    assert select_equation(frame, method, squared_loss=True) == (2 if method == "best" else expected)
+    # calibration: among admissible rows only calibrated ones compete
+    frame["coverage"] = [0.5, 0.5, 0.5, 0.7, 0.52]
+    if method == "best":
+        assert select_equation(frame, method, quantile=0.5, tolerance=0.05) == 4
 
 
 @pytest.mark.parametrize("params, message", [

@@ -1,0 +1,56 @@
+"""Split-conformal intervals (margin against brute force, coverage) and the Pareto-front plot."""
+
+import math
+
+import numpy as np
+import pytest
+
+from parsimony.metrics import interval_coverage
+from parsimony.symbolic import ConformalQuantileInterval, SymbolicQuantileRegressor
+from parsimony.symbolic.conformal import conformal_margin
+
+
+def test_margin_is_the_smallest_that_covers_enough_calibration_points():
+    rng = np.random.default_rng(0)
+    y = rng.normal(size=57)
+    lower, upper = y - rng.uniform(-1, 1, 57), y + rng.uniform(-1, 1, 57)
+    alpha = 0.1
+    margin = conformal_margin(lower, upper, y, alpha)
+    need = math.ceil((57 + 1) * (1 - alpha))
+    # brute force: the smallest candidate widening that covers at least `need` points
+    scores = np.maximum(lower - y, y - upper)
+    candidates = np.sort(scores)
+    brute = next(m for m in candidates if np.sum((y >= lower - m) & (y <= upper + m)) >= need)
+    assert margin == pytest.approx(brute)
+    assert conformal_margin(lower[:5], upper[:5], y[:5], 0.05) == math.inf  # too few points
+
+
+def test_conformal_interval_covers():
+    rng = np.random.default_rng(1)
+    n = 1500
+    X = rng.uniform(0, 2, size=(n, 1))
+    y = X[:, 0] + X[:, 0] ** 2 * rng.normal(size=n)
+    Xt = rng.uniform(0, 2, size=(4000, 1))
+    yt = Xt[:, 0] + Xt[:, 0] ** 2 * rng.normal(size=4000)
+    base = SymbolicQuantileRegressor(niterations=6, populations=4, progress=False, random_state=0)
+    model = ConformalQuantileInterval(base, alpha=0.2, random_state=0).fit(X, y)
+    band = model.predict_interval(Xt)
+    assert band.shape == (4000, 2) and np.all(band[:, 0] <= band[:, 1])
+    assert abs(interval_coverage(yt, band[:, 0], band[:, 1]) - 0.8) < 0.04
+    assert np.isfinite(model.margin_)
+    with pytest.raises(ValueError, match="alpha"):
+        ConformalQuantileInterval(base, alpha=1.0).fit(X, y)
+
+
+def test_plot_pareto_front():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, size=(80, 2))
+    y = X[:, 0] ** 2 + 0.1 * rng.normal(size=80)
+    model = SymbolicQuantileRegressor(quantile=[0.2, 0.8], niterations=3, populations=2, progress=False,
+                                      random_state=0).fit(X, y)
+    ax = model.plot_pareto_front()
+    assert len(ax.get_lines()) == 4  # a front and a selected marker per quantile
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["tau = 0.2", "tau = 0.8"]
