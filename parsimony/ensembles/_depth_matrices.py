@@ -83,6 +83,15 @@ class EnsembleTables:
         return self.table.shape[1]
 
 
+def unwrap_frozen(estimator):
+    """The ensemble inside a ``sklearn.frozen.FrozenEstimator`` (kept fitted through ``clone``)."""
+    try:
+        from sklearn.frozen import FrozenEstimator
+    except ImportError:  # scikit-learn < 1.6
+        return estimator
+    return estimator.estimator if isinstance(estimator, FrozenEstimator) else estimator
+
+
 def check_ensemble(estimator, n_features: int | None = None):
     """Raise a ``ValueError`` unless ``estimator`` is a fitted, supported tree ensemble."""
     if not isinstance(estimator, SUPPORTED_ENSEMBLES):
@@ -94,8 +103,9 @@ def check_ensemble(estimator, n_features: int | None = None):
         check_is_fitted(estimator, "estimators_")
     except NotFittedError:
         raise ValueError(
-            f"estimator {type(estimator).__name__} is not fitted: fit it first, or pass estimator=None "
-            "to let ForestPrune fit a random forest"
+            f"estimator {type(estimator).__name__} is not fitted: fit it first (wrap it in "
+            "sklearn.frozen.FrozenEstimator to keep it fitted through clone/cross-validation), or pass "
+            "estimator=None to let ForestPrune fit a random forest"
         ) from None
     if n_features is not None and estimator.n_features_in_ != n_features:
         raise ValueError(
@@ -133,6 +143,7 @@ def _path_tables(left, right, value, node_offset, max_layers):
 
 def unpack_ensemble(estimator) -> EnsembleTables:
     """Flatten the trees of a fitted supported ensemble into node tables."""
+    estimator = unwrap_frozen(estimator)
     check_ensemble(estimator)
     if isinstance(estimator, GradientBoostingRegressor):
         trees = [est.tree_ for est in np.asarray(estimator.estimators_).ravel()]

@@ -19,7 +19,7 @@ from sklearn.linear_model import Lasso, lasso_path
 from sklearn.utils.validation import check_array
 
 from .._validation import check_array_1d, check_same_length
-from ._depth_matrices import check_ensemble, ensemble_leaves, ensemble_offset, unpack_ensemble
+from ._depth_matrices import check_ensemble, ensemble_leaves, ensemble_offset, unpack_ensemble, unwrap_frozen
 
 __all__ = ["lasso_tree_weights", "cost_complexity_path", "random_removal_path", "ccp_prune_tree"]
 
@@ -28,6 +28,7 @@ _COLUMNS = ["method", "param", "n_trees", "n_nodes", "train_error", "val_error"]
 
 def _prepare(estimator, X, y, X_val, y_val):
     X = check_array(X, dtype=np.float64)
+    estimator = unwrap_frozen(estimator)
     check_ensemble(estimator, X.shape[1])
     y = check_array_1d(y, "y")
     check_same_length(("X", X), ("y", y))

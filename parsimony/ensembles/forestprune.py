@@ -32,6 +32,7 @@ from ._depth_matrices import (
     leaf_indices,
     truncated_node_values,
     unpack_ensemble,
+    unwrap_frozen,
 )
 
 __all__ = ["ForestPrune", "select_path_model"]
@@ -261,7 +262,8 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : fitted RandomForestRegressor, ExtraTreesRegressor or GradientBoostingRegressor, or None
-        The ensemble to prune (used as is, not refitted). None fits
+        The ensemble to prune (used as is, not refitted; wrap it in
+        ``sklearn.frozen.FrozenEstimator`` to keep it fitted through ``clone``). None fits
         ``RandomForestRegressor(n_estimators, max_depth, random_state)`` on the data given to ``fit``.
     alpha : float, default=1.0
         Regularisation strength (>= 0) of the layer penalty ``(alpha/K) sum_i ||W_i z_i||_1``; its
@@ -352,8 +354,9 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             )
             self.estimator_ = forest.fit(X, y)
         else:
-            check_ensemble(self.estimator, X.shape[1])
-            self.estimator_ = self.estimator
+            ensemble = unwrap_frozen(self.estimator)
+            check_ensemble(ensemble, X.shape[1])
+            self.estimator_ = ensemble
         self._tables = unpack_ensemble(self.estimator_)
         self.gamma_ = self._tables.gamma
         problem = build_problem(self._tables, X, y, self.weighting)

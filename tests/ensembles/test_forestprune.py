@@ -335,6 +335,20 @@ def test_bad_input():
         ForestPrune(rf).path(X, y, alphas=[1.0, -0.5])
 
 
+def test_frozen_ensemble_survives_clone_and_cross_validation():
+    from sklearn.base import clone
+    from sklearn.frozen import FrozenEstimator
+    from sklearn.model_selection import cross_val_score
+
+    X, y = _data(90)
+    rf = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="FrozenEstimator"):
+        clone(ForestPrune(rf, alpha=0.1)).fit(X, y)
+    fp = clone(ForestPrune(FrozenEstimator(rf), alpha=0.1, random_state=0)).fit(X, y)
+    np.testing.assert_array_equal(fp.predict(X), ForestPrune(rf, alpha=0.1, random_state=0).fit(X, y).predict(X))
+    assert np.all(np.isfinite(cross_val_score(ForestPrune(FrozenEstimator(rf), alpha=0.1), X, y, cv=3)))
+
+
 @parametrize_with_checks([ForestPrune(n_estimators=4, max_depth=3, alpha=0.1, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
