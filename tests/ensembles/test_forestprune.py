@@ -18,7 +18,7 @@ from parsimony.ensembles._depth_matrices import (
     ensemble_offset,
     unpack_ensemble,
 )
-from parsimony.ensembles.forestprune import build_problem, solve
+from parsimony.ensembles.forestprune import build_problem, select_path_model, solve
 
 
 def _data(n=120, seed=0):
@@ -278,6 +278,18 @@ def test_path_and_selection(small_problem):
     assert chosen_err <= 1.05 * df.attrs["full_val_error"] + 1e-12
     ok = df[df["val_error"] <= 1.05 * df.attrs["full_val_error"]]
     assert fp.n_nodes_ == ok["n_nodes"].min()
+
+
+def test_path_selection_without_validation(small_problem):
+    X, y, rf, _ = small_problem
+    fp = ForestPrune(rf, random_state=0).fit_path(X, y, alphas=[5.0, 1.0, 0.1, 0.0], tolerance=0.5)
+    df = fp.path_
+    assert df["val_error"].isna().all()
+    ok = df[df["train_error"] <= 1.5 * df.attrs["full_train_error"]]
+    assert fp.n_nodes_ == ok["n_nodes"].min()
+    assert np.mean((fp.predict(X) - y) ** 2) == pytest.approx(ok.sort_values("n_nodes")["train_error"].iloc[0])
+    # no point within a tolerance of 0: fall back to the lowest error
+    assert select_path_model(df.assign(train_error=df["train_error"] + 1.0), 0.0) == int(df["train_error"].idxmin())
 
 
 def test_export_matches_predictions(small_problem):
