@@ -222,7 +222,7 @@ def main(argv=None):
     solve((rng.random((40, 5)) < 0.5).astype(np.uint8), rng.normal(size=40), 0.01, None)
 
     header = (f"{'dataset':<12}{'lambda':>7}{'depth':>6} | {'ours obj':>11}{'lv':>4}{'sec':>8} {'status':<8}| "
-              f"{'ref obj':>11}{'lv':>4}{'sec':>8} | {'ratio':>6} {'match':>5}")
+              f"{'ref obj':>11}{'lv':>4}{'sec':>9} | {'ratio':>6} {'match':>5}")
     print(header)
     print("-" * len(header))
     solved_ratios, unsolved, records = [], [], []
@@ -263,7 +263,7 @@ def main(argv=None):
         ref_obj = "timeout" if not ref["solved"] else f"{ref['objective']:.8f}"
         src = "*" if ref.get("anchors") else " "
         print(f"{name:<12}{lam:>7}{depth_s:>6} | {ours['objective']:>11.8f}{ours['leaves']:>4}{ours['seconds']:>8.3f} "
-              f"{ours['status']:<8}| {ref_obj:>11}{ref['leaves'] or '-':>4}{ref['seconds']:>7.3f}{src} | "
+              f"{ours['status']:<8}| {ref_obj:>11}{ref['leaves'] or '-':>4}{ref['seconds']:>8.3f}{src} | "
               f"{ratio_s} {match_s:>5}", flush=True)
         records.append((name, lam, depth, ours))
         from_anchors = from_anchors or bool(ref.get("anchors"))
