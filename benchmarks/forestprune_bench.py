@@ -233,7 +233,8 @@ def main():
         solve_c = r["gram_cpu_s"] + auth["cbcd_cpu_s"]
         ok = "OK" if auth["objective"] <= ref[1] + 5e-6 and solve_s <= TARGET[(rows, trees)] else "MISS"
         print(f"{rows:>6} x {trees:<4} | {loc['objective']:>8.5f} | {auth['objective']:>8.5f} | {ref[1]:>7.5f} "
-              f"| {solve_s:>6.3f} ({solve_c:>6.3f}) | {TARGET[(rows, trees)]:>6.3f} | {r['matrices_s']:>6.3f} ({r['matrices_cpu_s']:>6.3f}) "
+              f"| {solve_s:>6.3f} ({solve_c:>6.3f}) | {TARGET[(rows, trees)]:>6.3f} "
+              f"| {r['matrices_s']:>6.3f} ({r['matrices_cpu_s']:>6.3f}) "
               f"| {r['dense_s']:>5.2f} ({r['dense_cpu_s']:>5.2f}) | {auth['sweeps']:>6} | {auth['swaps']:>5} "
               f"| {loc['trees']:>5} | {loc['nodes']:>6} ({r['full_nodes']:>6}) "
               f"| {r['test_mse_pruned']:>8.4f} / {r['test_mse_full']:<8.4f} | {r['peak_rss_mb']:>7.0f}  {ok}")

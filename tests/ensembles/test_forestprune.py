@@ -52,7 +52,8 @@ def _walk_truncated(tree, X, layers):
     for j, x in enumerate(X32):
         node, depth = 0, 0
         while tree.children_left[node] != -1 and depth < layers - 1:
-            node = tree.children_left[node] if x[tree.feature[node]] <= tree.threshold[node] else tree.children_right[node]
+            go_left = x[tree.feature[node]] <= tree.threshold[node]
+            node = tree.children_left[node] if go_left else tree.children_right[node]
             depth += 1
         out[j] = tree.value[node, 0, 0]
     return out
@@ -159,7 +160,9 @@ def test_block_update_equals_brute_force(mode, weighting):
     fac = problem.factors
     for trial in range(12):
         layers = np.array([rng.integers(0, k + 1) for k in problem.n_layers], dtype=np.int64)
-        beta = np.ones(problem.n_trees) if mode == _cbcd.PLAIN else np.where(layers > 0, rng.uniform(0.2, 2, problem.n_trees), 0.0)
+        beta = np.ones(problem.n_trees)
+        if mode != _cbcd.PLAIN:
+            beta = np.where(layers > 0, rng.uniform(0.2, 2, problem.n_trees), 0.0)
         i = int(rng.integers(problem.n_trees))
         R = _cbcd.residual(*fac, problem.target, layers, beta, problem.gamma)
         cands = []
@@ -167,9 +170,7 @@ def test_block_update_equals_brute_force(mode, weighting):
             lay, bet = layers.copy(), beta.copy()
             lay[i] = k
             if mode != _cbcd.PLAIN:
-                bet[i] = _best_beta(problem, layers, beta, i, k, alpha2, mode)
-                if mode == _cbcd.SUBSET and k > 0:  # beta = 0 is the k = 0 candidate
-                    pass
+                bet[i] = _best_beta(problem, layers, beta, i, k, alpha2, mode)  # k = 0 gives beta 0
             cands.append(_brute_objective(problem, lay, bet, alpha, alpha2, mode))
         before = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
         _cbcd.block_update(i, *fac, problem.G, problem.PP, problem.wcum, problem.n_layers, R, R @ R,
