@@ -71,10 +71,9 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
 
     The paper's base learner (logistic hidden units, linear output, L2 weight decay on the
     weights) fitted on ``n_estimators`` bootstrap samples in one compiled loop: each network
-    takes full-batch iRprop- steps
-    (sign-based, per-weight step sizes) for ``max_iter`` epochs (numba kernel). Inputs and target are
-    standardised with the training data's mean and standard deviation. Typically one to two
-    order of magnitude faster than bagging ``make_network()`` one fit at a time; pass it as the
+    takes full-batch iRprop- steps (sign-based, per-weight step sizes) for ``max_iter`` epochs.
+    Inputs and target are standardised with the training data's mean and standard deviation.
+    About ten times faster than bagging ``make_network()`` one fit at a time; pass it as the
     ``estimator`` of :class:`OrderedBaggingRegressor` to order and prune its members.
 
     Parameters
@@ -170,9 +169,10 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
     ----------
     estimator : regressor, default=None
         Base regressor to bag; ``None`` means :func:`make_network` (the paper's small neural
-        network). An ensemble with an ``estimators_`` attribute (``BaggingRegressor``,
-        ``RandomForestRegressor``, ...) is used as the pool of members instead: if it is already
-        fitted its members are ordered as they are, else a clone is fitted on the training data.
+        network). An ensemble (``BaggingRegressor``, ``RandomForestRegressor``,
+        :class:`BaggedNetworks`, any fitted object with ``estimators_``) is used as the pool of
+        members instead: if it is already fitted its members are ordered as they are, else a
+        clone is fitted on the training data (seeded from ``random_state``).
     n_estimators : int, default=100
         Number of bagged members (ignored when ``estimator`` is an ensemble).
     keep : float in (0, 1] or int, default=0.2
