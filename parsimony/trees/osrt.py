@@ -181,7 +181,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
 
     deadline = None if time_limit is None else t0 + float(time_limit)
     mem_bytes = None if memory_limit is None else float(memory_limit) * 1e6
-    steps = 256
+    steps = 32
     status = "optimal"
     while True:
         tc = time.perf_counter()
