@@ -241,7 +241,7 @@ def search(
     # table
     keys, depth, lb, val, feat, counters,
     # stack
-    st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1,
+    st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1, st_ref,
     st_top, max_steps,
 ):
     """Run the search for at most ``max_steps`` node expansions.
@@ -267,6 +267,9 @@ def search(
     cand_key = np.empty(n_feat)
     cand_s0 = np.empty(n_feat, dtype=np.int64)
     cand_s1 = np.empty(n_feat, dtype=np.int64)
+    cand_l0 = np.empty(n_feat)
+    cand_l1 = np.empty(n_feat)
+    lazy = bound_kind != BOUND_NONE and loss_kind == 0
     steps = 0
     ret = 0.0
     ret_exact = False
@@ -407,20 +410,65 @@ def search(
                     cand_s1[nf] = -1
                     nf += 1
                     continue
-                # equivalent-points bounds (free from the sums above) or stored bounds first: a
-                # feature they already rule out needs no k-Means bound and no table entries
-                if bound_kind != BOUND_NONE and loss_kind == 0:
-                    # a child is one leaf (exact cost) or has >= 2 leaves (>= within + 2 lam)
+                if lazy:
+                    # free bounds: a child is one leaf (exact cost) or has >= 2 leaves (>= its
+                    # equivalent-points loss + 2 lam); stored bounds when the table has the child.
+                    # The k-Means bounds are computed later, only for features the loop reaches.
                     w1 = f_w[j]
                     w0 = tw - w1
-                    s0 = ts - f_s[j]
-                    leaf1 = f_q[j] - f_s[j] * f_s[j] / w1 + lam
+                    s1 = f_s[j]
+                    s0 = ts - s1
+                    leaf1 = f_q[j] - s1 * s1 / w1 + lam
                     leaf0 = (tq - f_q[j]) - s0 * s0 / w0 + lam
                     two1 = f_v[j] + 2.0 * lam
                     two0 = (tv - f_v[j]) + 2.0 * lam
-                    cheap = (leaf1 if leaf1 < two1 else two1) + (leaf0 if leaf0 < two0 else two0)
-                    if cheap >= bound_now + 1e-12:
+                    l1 = leaf1 if leaf1 < two1 else two1
+                    l0 = leaf0 if leaf0 < two0 else two0
+                    if l0 + l1 >= bound_now + 1e-12:
                         continue
+                    # skip a feature that splits exactly like an earlier one
+                    dup = False
+                    for e in range(nf):
+                        je = cand_f[e]
+                        same = f_w[je] == w1 and f_s[je] == s1
+                        flip = f_w[je] == w0 and f_s[je] == s0
+                        if not (same or flip):
+                            continue
+                        equal_same = True
+                        equal_flip = True
+                        for i in range(nw):
+                            a = words[i] & fbits[j, i]
+                            if a != (words[i] & fbits[je, i]):
+                                equal_same = False
+                            if a != (words[i] & ~fbits[je, i]):
+                                equal_flip = False
+                        if equal_same or equal_flip:
+                            dup = True
+                            break
+                    if dup:
+                        continue
+                    known = 0
+                    for side in range(2):
+                        for i in range(nw):
+                            if side == 0:
+                                child[i] = words[i] & ~fbits[j, i]
+                            else:
+                                child[i] = words[i] & fbits[j, i]
+                        t = _find(keys, depth, child, dc)
+                        if depth[t] != -1:
+                            b = val[t] if val[t] < np.inf else lb[t]
+                            known += 1
+                            if side == 0 and b > l0:
+                                l0 = b
+                            elif side == 1 and b > l1:
+                                l1 = b
+                    cand_f[nf] = j
+                    cand_key[nf] = l0 + l1
+                    cand_l0[nf] = l0
+                    cand_l1[nf] = l1
+                    cand_s0[nf] = 1 if known == 2 else 0
+                    nf += 1
+                    continue
                 lbs = 0.0
                 slots0 = 0
                 slots1 = 0
@@ -458,6 +506,8 @@ def search(
                 cand_key[nf] = lbs
                 cand_s0[nf] = slots0
                 cand_s1[nf] = slots1
+                cand_l0[nf] = val[slots0] if val[slots0] < np.inf else lb[slots0]
+                cand_l1[nf] = val[slots1] if val[slots1] < np.inf else lb[slots1]
                 nf += 1
             # sort candidates by children's lower bound (insertion sort, stable)
             for a in range(1, nf):
@@ -465,17 +515,23 @@ def search(
                 kk = cand_key[a]
                 k0 = cand_s0[a]
                 k1 = cand_s1[a]
+                m0 = cand_l0[a]
+                m1 = cand_l1[a]
                 b = a - 1
                 while b >= 0 and cand_key[b] > kk:
                     cand_f[b + 1] = cand_f[b]
                     cand_key[b + 1] = cand_key[b]
                     cand_s0[b + 1] = cand_s0[b]
                     cand_s1[b + 1] = cand_s1[b]
+                    cand_l0[b + 1] = cand_l0[b]
+                    cand_l1[b + 1] = cand_l1[b]
                     b -= 1
                 cand_f[b + 1] = kf
                 cand_key[b + 1] = kk
                 cand_s0[b + 1] = k0
                 cand_s1[b + 1] = k1
+                cand_l0[b + 1] = m0
+                cand_l1[b + 1] = m1
             if dc == 0:
                 # depth one: every candidate value is exact, so the optimum is exact too
                 best = leaf
@@ -494,16 +550,48 @@ def search(
                 continue
             for a in range(nf):
                 st_order[f, a] = cand_f[a]
-                t0 = cand_s0[a]
-                t1 = cand_s1[a]
-                st_lb0[f, a] = val[t0] if val[t0] < np.inf else lb[t0]
-                st_lb1[f, a] = val[t1] if val[t1] < np.inf else lb[t1]
+                st_lb0[f, a] = cand_l0[a]
+                st_lb1[f, a] = cand_l1[a]
+                # bounds final when eager, or when both children were already in the table
+                st_ref[f, a] = 1 if (not lazy or cand_s0[a] == 1) else 0
             st_nf[f] = nf
             st_pos[f] = 0
             st_phase[f] = 0
-        # choose the next feature or finish this subproblem
+        # choose the next feature (computing its children's k-Means bounds on first visit)
         bound = st_best[f] if st_best[f] < st_ub[f] else st_ub[f]
         p = st_pos[f]
+        while p < st_nf[f] and st_lb0[f, p] + st_lb1[f, p] < bound and st_ref[f, p] == 0:
+            if counters[0] + 2 > counters[3]:
+                st_pos[f] = p
+                st_top[0] = top
+                return NEED_SPACE
+            j = st_order[f, p]
+            for side in range(2):
+                for i in range(nw):
+                    if side == 0:
+                        child[i] = words[i] & ~fbits[j, i]
+                    else:
+                        child[i] = words[i] & fbits[j, i]
+                t = _find(keys, depth, child, dc)
+                if depth[t] == -1:
+                    keys[t, :] = child
+                    depth[t] = dc
+                    lb[t] = lower_bound(bound_kind, loss_kind, child, dc, lam, cw, cmean, cwithin, row_class,
+                                        row_y, members, buf_w, buf_v)
+                    val[t] = np.inf
+                    feat[t] = -2
+                    counters[0] += 1
+                    counters[2] += 1
+                b = val[t] if val[t] < np.inf else lb[t]
+                if side == 0:
+                    if b > st_lb0[f, p]:
+                        st_lb0[f, p] = b
+                elif b > st_lb1[f, p]:
+                    st_lb1[f, p] = b
+            st_ref[f, p] = 1
+            if st_lb0[f, p] + st_lb1[f, p] >= bound:
+                p += 1
+        st_pos[f] = p
         if p < st_nf[f] and st_lb0[f, p] + st_lb1[f, p] < bound:
             j = st_order[f, p]
             st_phase[f] = 0
@@ -544,6 +632,12 @@ def stack_lower_bound(st_best, st_ub, st_nf, st_pos, st_phase, st_v0, st_lb0, st
     worth at least their sorted children's bounds.
     """
     inner = top_lb
+    last = top - 1
+    if st_nf[last] >= 0:  # paused while choosing its next feature
+        inner = st_best[last] if st_best[last] < st_ub[last] else st_ub[last]
+        p = st_pos[last]
+        if p < st_nf[last] and st_lb0[last, p] + st_lb1[last, p] < inner:
+            inner = st_lb0[last, p] + st_lb1[last, p]
     for f in range(top - 2, -1, -1):
         p = st_pos[f]
         nf = st_nf[f]

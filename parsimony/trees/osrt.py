@@ -173,6 +173,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     st_order = np.zeros((max_frames, max(m, 1)), dtype=np.int64)
     st_lb0 = np.zeros((max_frames, max(m, 1)))
     st_lb1 = np.zeros((max_frames, max(m, 1)))
+    st_ref = np.zeros((max_frames, max(m, 1)), dtype=np.int64)
     st_top = np.zeros(2, dtype=np.int64)
     st_words[0] = root_words
     st_d[0] = root_depth
@@ -189,7 +190,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
             loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, rows_class, rows_y,
             keys, depth, lbs, vals, feat, counters,
             st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1,
-            st_top, steps,
+            st_ref, st_top, steps,
         )
         if code == _search.DONE:
             break
