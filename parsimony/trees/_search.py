@@ -10,11 +10,12 @@ subproblem is asked for a solution strictly below a budget and either returns it
 or a proven lower bound at least the budget. Subproblems are memoised in an open-addressing
 hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Lower
 bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at
-``2**d`` leaves under a depth limit, and every bound proven by earlier searches. A feature whose
-children are already ruled out by free bounds (each child is one leaf, of exact cost, or has two
-or more leaves, costing at least its equivalent-points loss + 2 lam) is dropped before any k-Means
-bound is computed for it. The remaining features are tried in increasing order of the children's
-lower bounds, so the loop stops at the first feature whose bound reaches the budget
+``2**d`` leaves under a depth limit, and every bound proven by earlier searches. For the squared
+loss, features are first scored with free bounds (each child is one leaf, of exact cost, or has two
+or more leaves, costing at least its equivalent-points loss + 2 lam; or its stored bound): features
+these rule out are dropped, the rest are tried in increasing order of that score, and a
+feature's k-Means bounds are computed only when the loop reaches it (then it is skipped if they
+reach the budget). The loop stops at the first feature whose bound reaches the budget
 (hierarchical bound and one-step lookahead). Whether a returned value is exact or only a bound is
 passed explicitly, never inferred from floating-point comparisons with the budget.
 
