@@ -90,8 +90,8 @@ def _authors_convention(problem):
 
     T = problem.tables.leaf_table.copy()
     T[:, 0] = 0.0
-    tables = dataclasses.replace(problem.tables, leaf_table=T)
-    G, PP = _cbcd.gram_tables(problem.leaves, T, tables.leaf_offset, tables.n_layers)
+    tables = dataclasses.replace(problem.tables, leaf_table=T, leaf_table_t=np.ascontiguousarray(T.T))
+    G, PP = _cbcd.gram_tables(problem.leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
     w = tables.layer_nodes.astype(np.float64)
     w[:, 0] = 0.0
     wcum = np.hstack([np.zeros((w.shape[0], 1)), np.cumsum(w, axis=1)])
@@ -120,7 +120,7 @@ def run_single(rows, trees):
     out["dense_mb"] = D.nbytes / 2**20
     del D
     _, out["gram_s"], out["gram_cpu_s"] = _timed(
-        lambda: _cbcd.gram_tables(leaves, tables.leaf_table, tables.leaf_offset, tables.n_layers))
+        lambda: _cbcd.gram_tables(leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers))
     problem = build_problem(tables, Xtr, ytr, "node")
     authors = _authors_convention(problem)
     for conv, prob in (("ours", problem), ("authors", authors)):

@@ -7,7 +7,8 @@ layers. ``mode`` selects the variant: ``PLAIN`` (beta = 1, problem 1), ``RIDGE``
 joint prune-and-polish problem 5 with rho = 2 or 0, one beta per tree).
 
 The depth-difference matrices come factored, ``D_i = E_i T_i``: ``leaves[i, j]`` is the leaf of row
-``j`` in tree ``i`` and ``T[loff[i] + a]`` the depth-difference row of leaf ``a`` (see
+``j`` in tree ``i`` and ``T[:, loff[i] + a]`` the depth-difference row of leaf ``a`` (``T`` is the
+transposed leaf table, (n_layers, n_leaves_total), so one layer of one tree is contiguous; see
 ``_depth_matrices``). ``R`` is the full residual ``t - gamma sum_i beta_i D_i z_i``, kept up to
 date; ``G[i] = D_i^T D_i`` and ``PP[i, k] = ||D_i z_k||^2`` are precomputed. A block update needs
 ``c = D_i^T R``, i.e. one O(m) pass summing ``R`` per leaf and an O(leaves d) product, plus O(d^2)
@@ -43,7 +44,7 @@ def _leaf_sums(leaves_i, R, out, n_leaves):
 def gram_tables(leaves, T, loff, n_layers):
     """Per-tree Gram matrices ``G`` (n, L, L) and prefix norms ``PP`` (n, L + 1)."""
     n, m = leaves.shape
-    L = T.shape[1]
+    L = T.shape[0]
     G = np.zeros((n, L, L))
     PP = np.zeros((n, L + 1))
     for i in range(n):
@@ -54,13 +55,13 @@ def gram_tables(leaves, T, loff, n_layers):
         for a in range(nl):
             if cnt[a] == 0.0:
                 continue
-            row = T[loff[i] + a]
+            col = loff[i] + a
             for l in range(n_layers[i]):
                 for lp in range(l + 1):
-                    G[i, l, lp] += cnt[a] * row[l] * row[lp]
+                    G[i, l, lp] += cnt[a] * T[l, col] * T[lp, col]
             pref = 0.0
             for k in range(1, n_layers[i] + 1):
-                pref += row[k - 1]
+                pref += T[k - 1, col]
                 PP[i, k] += cnt[a] * pref * pref
         for l in range(n_layers[i]):
             for lp in range(l):
@@ -78,7 +79,7 @@ def tree_column(leaves, T, loff, i, k, scale, out):
     for a in range(nl):
         acc = 0.0
         for l in range(k):
-            acc += T[loff[i] + a, l]
+            acc += T[l, loff[i] + a]
         vals[a] = scale * acc
     for j in range(out.shape[0]):
         out[j] += vals[leaves[i, j]]
@@ -127,7 +128,7 @@ def set_block(leaves, T, loff, R, i, k_old, b_old, k_new, b_new, gamma):
         if coef != 0.0:
             nonzero = True
             for a in range(nl):
-                delta[a] += coef * T[loff[i] + a, l]
+                delta[a] += coef * T[l, loff[i] + a]
     if nonzero:
         for j in range(R.shape[0]):
             R[j] += delta[leaves[i, j]]
@@ -147,11 +148,9 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
     bi = beta[i] if ki > 0 else 0.0
     nl = loff[i + 1] - loff[i]
     _leaf_sums(leaves[i], R, sums, nl)
+    start = loff[i]
     for l in range(Li):
-        acc = 0.0
-        for a in range(nl):
-            acc += T[loff[i] + a, l] * sums[a]
-        c[l] = acc
+        c[l] = _dot(T[l, start:start + nl], sums)
     # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D_i[:, l] . r
     rr = RR
     if ki > 0:
@@ -235,7 +234,7 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
     sweep ``s``. Returns the number of sweeps run (negative if ``max_sweeps`` was hit).
     """
     n = leaves.shape[0]
-    L = T.shape[1]
+    L = T.shape[0]
     c = np.empty(L)
     cross = np.empty(L + 1)
     max_leaves = 1
@@ -288,7 +287,7 @@ def alpha_max(leaves, T, loff, PP, wcum, n_layers, target, gamma, K):
         acc = 0.0
         for k in range(1, n_layers[i] + 1):
             for a in range(nl):
-                acc += T[loff[i] + a, k - 1] * sums[a]
+                acc += T[k - 1, loff[i] + a] * sums[a]
             gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k]) / m
             if gain > 0.0 and wcum[i, k] > 0.0:
                 a_k = gain * K / wcum[i, k]

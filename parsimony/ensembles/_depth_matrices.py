@@ -48,6 +48,7 @@ class EnsembleTables:
     leaf_of_node : (n_nodes_total,) int64, index of a leaf among its tree's leaves (-1 if internal).
     leaf_offset : (n_trees + 1,) int64, start of each tree's leaves in ``leaf_table``.
     leaf_table : (n_leaves_total, n_layers) float64, the ``table`` rows of the leaves (``T_i``).
+    leaf_table_t : its transpose, C-contiguous (one layer of one tree is a contiguous slice).
     child, split_feature, split_threshold : branch-free walking tables: ``child[2 g + (x > thr)]``
         is the next (global) node, leaves loop onto themselves (threshold +inf).
     init : the boosting initial estimator, ``"zero"`` or None (bagging).
@@ -69,6 +70,7 @@ class EnsembleTables:
     leaf_of_node: np.ndarray
     leaf_offset: np.ndarray
     leaf_table: np.ndarray
+    leaf_table_t: np.ndarray
     child: np.ndarray
     split_feature: np.ndarray
     split_threshold: np.ndarray
@@ -182,7 +184,7 @@ def unpack_ensemble(estimator) -> EnsembleTables:
     return EnsembleTables(
         trees, gamma, boosting, node_offset, left, right, feature, threshold, value, depth, table,
         layer_nodes, n_layers, leaf_of_node, leaf_offset, np.ascontiguousarray(table[leaf_global]),
-        child, split_feature, split_threshold, init,
+        np.ascontiguousarray(table[leaf_global].T), child, split_feature, split_threshold, init,
     )
 
 

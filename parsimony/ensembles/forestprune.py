@@ -67,14 +67,15 @@ class PruningProblem:
 
     @property
     def factors(self) -> tuple:
-        """``(leaves, T, leaf_offset)``: the depth-difference matrices in factored form."""
-        return self.leaves, self.tables.leaf_table, self.tables.leaf_offset
+        """``(leaves, T, leaf_offset)``: the depth-difference matrices in factored form (``T`` is the
+        transposed leaf table, see ``_cbcd``)."""
+        return self.leaves, self.tables.leaf_table_t, self.tables.leaf_offset
 
 
 def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> PruningProblem:
     """Depth-difference matrices, Gram tables and layer weights for ``X``, ``y``."""
     leaves = leaf_indices(tables, X)
-    G, PP = _cbcd.gram_tables(leaves, tables.leaf_table, tables.leaf_offset, tables.n_layers)
+    G, PP = _cbcd.gram_tables(leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
     w, K = layer_weights(tables, weighting)
     zeros = np.zeros((w.shape[0], 1))
     wcum = np.hstack([zeros, np.cumsum(w, axis=1)])
@@ -446,7 +447,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             X_val = validate_data(self, X_val, reset=False)
             y_val = check_array_1d(y_val, "y_val")
             check_same_length(("X_val", X_val), ("y_val", y_val))
-            fac_val = (leaf_indices(self._tables, X_val), self._tables.leaf_table, self._tables.leaf_offset)
+            fac_val = (leaf_indices(self._tables, X_val), self._tables.leaf_table_t, self._tables.leaf_offset)
             val = (fac_val, y_val - ensemble_offset(self._tables, X_val))
         mode = self._mode()
         rng = np.random.default_rng(self._seed())

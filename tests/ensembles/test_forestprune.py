@@ -98,8 +98,9 @@ def test_depth_matrices_reproduce_truncated_and_full_predictions(name):
 
 def _dense(problem):
     """Dense D (n_trees, n_layers, m) rebuilt from the solver's factored form D_i = E_i T_i."""
-    leaves, T, loff = problem.factors
-    return np.transpose(T[loff[:-1, None] + leaves], (0, 2, 1))
+    leaves, TT, loff = problem.factors
+    np.testing.assert_array_equal(TT, problem.tables.leaf_table.T)
+    return np.transpose(problem.tables.leaf_table[loff[:-1, None] + leaves], (0, 2, 1))
 
 
 def test_factored_form_equals_dense_matrices():
