@@ -323,6 +323,21 @@ def _greedy_tree(xc, fbits, cw, cs, cq, row_class, y_scaled, loss_kind, lam, roo
     return grow(np.ones(n_classes, dtype=bool), root_depth)
 
 
+def warm_up():
+    """Compile (or load from numba's disk cache) every search kernel, on a tiny problem.
+
+    Useful before timing: the first ``fit`` otherwise pays this once.
+    """
+    rng = np.random.default_rng(0)
+    Xb = (rng.random((40, 5)) < 0.5).astype(np.uint8)
+    y = rng.normal(size=40)
+    solve(Xb, y, 0.01, None)
+    solve(Xb, y, 0.01, 2)
+    solve(Xb, y, 0.01, 2, loss="absolute")
+    table = _new_table(8, 1)
+    _search.rehash(*table, *_new_table(16, 1))
+
+
 def _new_table(cap, n_words):
     return (np.zeros((cap, n_words), dtype=np.uint64), np.full(cap, -1, dtype=np.int32), np.zeros(cap),
             np.full(cap, np.inf), np.full(cap, -2, dtype=np.int32))
