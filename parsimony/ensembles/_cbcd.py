@@ -228,10 +228,14 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
 @njit
 def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
          max_sweeps, history):
-    """Cyclic sweeps over all blocks until a full sweep changes nothing.
+    """Cyclic sweeps over all blocks until a full cycle of block updates changes nothing.
 
-    Updates ``R``, ``layers`` and ``beta`` in place; ``history[s]`` receives the objective after
-    sweep ``s``. Returns the number of sweeps run (negative if ``max_sweeps`` was hit).
+    The cycle is counted from the last change: once the ``n - 1`` blocks after it have been
+    checked against the unchanged residual, every block is optimal for it and the final sweep
+    stops early (a block re-checked against the same residual cannot change). Updates ``R``,
+    ``layers`` and ``beta`` in place; ``history[s]`` receives the objective after sweep ``s``.
+    Returns the number of sweeps run (the last one possibly partial; negative if ``max_sweeps``
+    was hit).
     """
     n = leaves.shape[0]
     L = T.shape[0]
@@ -245,18 +249,21 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
     for i in range(n):
         if layers[i] > 0:
             n_active += 1
+    unchanged = 0  # consecutive block updates without a change
     for sweep in range(max_sweeps):
         RR = _dot(R, R)
-        n_changed = 0
+        done = False
         for i in range(n):
             changed, RR, n_active = block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
                                                  gamma, pen_scale, alpha2, mode, max_trees, n_active, c, cross,
                                                  sums)
-            if changed:
-                n_changed += 1
+            unchanged = 0 if changed else unchanged + 1
+            if unchanged >= n:
+                done = True
+                break
         if sweep < history.shape[0]:
             history[sweep] = objective(R, layers, beta, wcum, pen_scale, alpha2, mode)
-        if n_changed == 0:
+        if done:
             return sweep + 1
     return -max_sweeps
 
