@@ -1,7 +1,8 @@
 """The expression evaluator: one postfix walk per expression, loops over rows inside each op.
 
-Nothing is allocated per evaluation. A workspace ``ws = (buf, kind, ref, sval)`` is reused:
-``buf[s]`` holds the rows of stack slot ``s``; leaves are pushed lazily (``kind`` 1 = a feature
+Nothing is allocated per evaluation. A workspace ``ws = (buf, kind, ref, sval, row)`` is reused:
+``buf[row[s]]`` holds the rows of stack slot ``s``; every operator writes into the spare row
+``row[-1]`` and swaps it in, so inputs and output never alias and the row loops vectorise. Leaves are pushed lazily (``kind`` 1 = a feature
 column of ``Xt`` referenced by ``ref``, 2 = a scalar in ``sval``), so ``x1 * x2`` reads the two
 columns directly and a constant subexpression stays a scalar. ``Xt`` is feature-major
 (``X.T`` contiguous) so each column is a contiguous row vector.
@@ -40,8 +41,8 @@ KIND_BUFFER, KIND_FEATURE, KIND_SCALAR = 0, 1, 2
 def make_workspace(max_length: int, n_rows: int):
     """Preallocated buffers for evaluating expressions of up to ``max_length`` nodes."""
     slots = max_length + 1
-    return (np.empty((slots, n_rows)), np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=np.int64),
-            np.zeros(slots))
+    return (np.empty((slots + 1, n_rows)), np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=np.int64),
+            np.zeros(slots), np.arange(slots + 1, dtype=np.int64))
 
 
 @njit(error_model="numpy")
@@ -203,10 +204,11 @@ def _binary_sa(op, a, b, out):
 def eval_tree(ops, feats, vals, length, Xt, ws):
     """Evaluate a postfix expression; the result is stack slot 0 of ``ws``.
 
-    Returns the kind of the result: ``KIND_BUFFER`` (rows in ``buf[0]``), ``KIND_FEATURE``
+    Returns the kind of the result: ``KIND_BUFFER`` (rows in ``buf[row[0]]``), ``KIND_FEATURE``
     (the column ``Xt[ref[0]]``) or ``KIND_SCALAR`` (``sval[0]``).
     """
-    buf, kind, ref, sval = ws
+    buf, kind, ref, sval, row = ws
+    spare = row.shape[0] - 1
     sp = 0
     for k in range(length):
         op = ops[k]
@@ -223,8 +225,9 @@ def eval_tree(ops, feats, vals, length, Xt, ws):
             if kind[s] == KIND_SCALAR:
                 sval[s] = unary_scalar(op, sval[s])
             else:
-                src = Xt[ref[s]] if kind[s] == KIND_FEATURE else buf[s]
-                _unary_array(op, src, buf[s])
+                src = Xt[ref[s]] if kind[s] == KIND_FEATURE else buf[row[s]]
+                _unary_array(op, src, buf[row[spare]])
+                row[s], row[spare] = row[spare], row[s]
                 kind[s] = KIND_BUFFER
         else:
             left = sp - 2
@@ -233,18 +236,19 @@ def eval_tree(ops, feats, vals, length, Xt, ws):
             kr = kind[right]
             if kl == KIND_SCALAR and kr == KIND_SCALAR:
                 sval[left] = binary_scalar(op, sval[left], sval[right])
-            elif kl == KIND_SCALAR:
-                b = Xt[ref[right]] if kr == KIND_FEATURE else buf[right]
-                _binary_sa(op, sval[left], b, buf[left])
-                kind[left] = KIND_BUFFER
-            elif kr == KIND_SCALAR:
-                a = Xt[ref[left]] if kl == KIND_FEATURE else buf[left]
-                _binary_as(op, a, sval[right], buf[left])
-                kind[left] = KIND_BUFFER
             else:
-                a = Xt[ref[left]] if kl == KIND_FEATURE else buf[left]
-                b = Xt[ref[right]] if kr == KIND_FEATURE else buf[right]
-                _binary_aa(op, a, b, buf[left])
+                out = buf[row[spare]]
+                if kl == KIND_SCALAR:
+                    b = Xt[ref[right]] if kr == KIND_FEATURE else buf[row[right]]
+                    _binary_sa(op, sval[left], b, out)
+                elif kr == KIND_SCALAR:
+                    a = Xt[ref[left]] if kl == KIND_FEATURE else buf[row[left]]
+                    _binary_as(op, a, sval[right], out)
+                else:
+                    a = Xt[ref[left]] if kl == KIND_FEATURE else buf[row[left]]
+                    b = Xt[ref[right]] if kr == KIND_FEATURE else buf[row[right]]
+                    _binary_aa(op, a, b, out)
+                row[left], row[spare] = row[spare], row[left]
                 kind[left] = KIND_BUFFER
             sp -= 1
     return kind[0]
@@ -260,26 +264,52 @@ def evaluate(ops, feats, vals, length, Xt, ws, out):
         for i in range(n):
             out[i] = v
     else:
-        src = Xt[ws[2][0]] if kind == KIND_FEATURE else ws[0][0]
+        src = Xt[ws[2][0]] if kind == KIND_FEATURE else ws[0][ws[4][0]]
         for i in range(n):
             out[i] = src[i]
 
 
 @njit(error_model="numpy")
 def _loss_rows(pred, y, w, loss_kind, tau):
-    total = 0.0
+    """Weighted loss sum; branch-free terms and four partial sums so the loop vectorises."""
+    n = y.shape[0]
+    s0 = s1 = s2 = s3 = 0.0
+    m = n - n % 4
     if loss_kind == LOSS_PINBALL:
-        for i in range(y.shape[0]):
+        for i in range(0, m, 4):
+            r0 = y[i] - pred[i]
+            r1 = y[i + 1] - pred[i + 1]
+            r2 = y[i + 2] - pred[i + 2]
+            r3 = y[i + 3] - pred[i + 3]
+            s0 += w[i] * r0 * (tau - (r0 < 0.0))
+            s1 += w[i + 1] * r1 * (tau - (r1 < 0.0))
+            s2 += w[i + 2] * r2 * (tau - (r2 < 0.0))
+            s3 += w[i + 3] * r3 * (tau - (r3 < 0.0))
+        for i in range(m, n):
             r = y[i] - pred[i]
-            total += w[i] * (tau * r if r >= 0 else (tau - 1.0) * r)
+            s0 += w[i] * r * (tau - (r < 0.0))
     elif loss_kind == LOSS_SQUARED:
-        for i in range(y.shape[0]):
+        for i in range(0, m, 4):
+            r0 = y[i] - pred[i]
+            r1 = y[i + 1] - pred[i + 1]
+            r2 = y[i + 2] - pred[i + 2]
+            r3 = y[i + 3] - pred[i + 3]
+            s0 += w[i] * r0 * r0
+            s1 += w[i + 1] * r1 * r1
+            s2 += w[i + 2] * r2 * r2
+            s3 += w[i + 3] * r3 * r3
+        for i in range(m, n):
             r = y[i] - pred[i]
-            total += w[i] * r * r
+            s0 += w[i] * r * r
     else:
-        for i in range(y.shape[0]):
-            total += w[i] * abs(y[i] - pred[i])
-    return total
+        for i in range(0, m, 4):
+            s0 += w[i] * abs(y[i] - pred[i])
+            s1 += w[i + 1] * abs(y[i + 1] - pred[i + 1])
+            s2 += w[i + 2] * abs(y[i + 2] - pred[i + 2])
+            s3 += w[i + 3] * abs(y[i + 3] - pred[i + 3])
+        for i in range(m, n):
+            s0 += w[i] * abs(y[i] - pred[i])
+    return (s0 + s1) + (s2 + s3)
 
 
 @njit(error_model="numpy")
@@ -309,7 +339,7 @@ def tree_loss(ops, feats, vals, length, data, ws):
     elif kind == KIND_FEATURE:
         total = _loss_rows(Xt[ws[2][0]], y, w, loss_kind, tau)
     else:
-        total = _loss_rows(ws[0][0], y, w, loss_kind, tau)
+        total = _loss_rows(ws[0][ws[4][0]], y, w, loss_kind, tau)
     loss = total / wsum
     if not (loss < np.inf):  # NaN or inf
         return np.inf
