@@ -336,6 +336,10 @@ def warm_up():
     solve(Xb, y, 0.01, 2, loss="absolute")
     table = _new_table(8, 1)
     _search.rehash(*table, *_new_table(16, 1))
+    frames = np.zeros(2)
+    counts = np.zeros(2, dtype=np.int64)
+    _search.stack_lower_bound(frames, frames, counts, counts, counts, frames, np.zeros((2, 1)), np.zeros((2, 1)),
+                              1, 0.0)
 
 
 def _new_table(cap, n_words):

@@ -137,3 +137,13 @@ def test_every_stored_bound_and_value_is_valid(loss):
                 assert value == pytest.approx(opt, abs=1e-9), (seed, d)
             checked += 1
     assert checked > 100
+
+
+def test_warm_up_compiles_every_kernel():
+    from parsimony.trees import _kmeans
+    from parsimony.trees.osrt import warm_up
+
+    warm_up()
+    for kernel in (_search.search, _search.rehash, _search.lookup, _search.stack_lower_bound,
+                   _kmeans.cluster_costs):
+        assert kernel.signatures, kernel
