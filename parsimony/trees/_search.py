@@ -236,6 +236,33 @@ def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_cl
 
 
 @njit
+def _entry(keys, depth, lb, val, feat, counters, words, d, bound_kind, loss_kind, lam, cw, cmean, cwithin, row_class,
+           row_y, members, buf_w, buf_v):
+    """Slot of subproblem ``(words, d)``, registered with its lower bound if new."""
+    t = _find(keys, depth, words, d)
+    if depth[t] == -1:
+        keys[t, :] = words
+        depth[t] = d
+        lb[t] = lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, members,
+                            buf_w, buf_v)
+        val[t] = np.inf
+        feat[t] = -2
+        counters[0] += 1
+        counters[2] += 1
+    return t
+
+
+@njit
+def _split_child(words, fbits, j, side, out):
+    """Write the support of child ``side`` (0: feature ``j`` is 0, 1: it is 1) into ``out``."""
+    for i in range(words.shape[0]):
+        if side == 0:
+            out[i] = words[i] & ~fbits[j, i]
+        else:
+            out[i] = words[i] & fbits[j, i]
+
+
+@njit
 def search(
     # problem
     loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, row_class, row_y,
@@ -307,20 +334,12 @@ def search(
                 st_pos[f] = p + 1
         elif st_nf[f] < 0:
             # entering a subproblem
-            s = _find(keys, depth, words, d)
-            if depth[s] == -1:
-                # only the root arrives here unregistered
-                if counters[0] + 2 * n_feat + 2 > counters[3]:
-                    st_top[0] = top
-                    return NEED_SPACE
-                keys[s, :] = words
-                depth[s] = d
-                lb[s] = lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y,
-                                    members, buf_w, buf_v)
-                val[s] = np.inf
-                feat[s] = -2
-                counters[0] += 1
-                counters[2] += 1
+            if counters[0] + 2 * n_feat + 2 > counters[3]:
+                st_top[0] = top
+                return NEED_SPACE
+            # registered already, except the root on its first visit
+            s = _entry(keys, depth, lb, val, feat, counters, words, d, bound_kind, loss_kind, lam, cw, cmean,
+                       cwithin, row_class, row_y, members, buf_w, buf_v)
             if val[s] < np.inf:
                 ret = val[s]
                 ret_exact = True
@@ -450,11 +469,7 @@ def search(
                         continue
                     known = 0
                     for side in range(2):
-                        for i in range(nw):
-                            if side == 0:
-                                child[i] = words[i] & ~fbits[j, i]
-                            else:
-                                child[i] = words[i] & fbits[j, i]
+                        _split_child(words, fbits, j, side, child)
                         t = _find(keys, depth, child, dc)
                         if depth[t] != -1:
                             b = val[t] if val[t] < np.inf else lb[t]
@@ -474,21 +489,9 @@ def search(
                 slots0 = 0
                 slots1 = 0
                 for side in range(2):
-                    for i in range(nw):
-                        if side == 0:
-                            child[i] = words[i] & ~fbits[j, i]
-                        else:
-                            child[i] = words[i] & fbits[j, i]
-                    t = _find(keys, depth, child, dc)
-                    if depth[t] == -1:
-                        keys[t, :] = child
-                        depth[t] = dc
-                        lb[t] = lower_bound(bound_kind, loss_kind, child, dc, lam, cw, cmean, cwithin, row_class,
-                                            row_y, members, buf_w, buf_v)
-                        val[t] = np.inf
-                        feat[t] = -2
-                        counters[0] += 1
-                        counters[2] += 1
+                    _split_child(words, fbits, j, side, child)
+                    t = _entry(keys, depth, lb, val, feat, counters, child, dc, bound_kind, loss_kind, lam, cw,
+                               cmean, cwithin, row_class, row_y, members, buf_w, buf_v)
                     b = val[t] if val[t] < np.inf else lb[t]
                     lbs += b
                     if side == 0:
@@ -568,21 +571,9 @@ def search(
                 return NEED_SPACE
             j = st_order[f, p]
             for side in range(2):
-                for i in range(nw):
-                    if side == 0:
-                        child[i] = words[i] & ~fbits[j, i]
-                    else:
-                        child[i] = words[i] & fbits[j, i]
-                t = _find(keys, depth, child, dc)
-                if depth[t] == -1:
-                    keys[t, :] = child
-                    depth[t] = dc
-                    lb[t] = lower_bound(bound_kind, loss_kind, child, dc, lam, cw, cmean, cwithin, row_class,
-                                        row_y, members, buf_w, buf_v)
-                    val[t] = np.inf
-                    feat[t] = -2
-                    counters[0] += 1
-                    counters[2] += 1
+                _split_child(words, fbits, j, side, child)
+                t = _entry(keys, depth, lb, val, feat, counters, child, dc, bound_kind, loss_kind, lam, cw, cmean,
+                           cwithin, row_class, row_y, members, buf_w, buf_v)
                 b = val[t] if val[t] < np.inf else lb[t]
                 if side == 0:
                     if b > st_lb0[f, p]:
