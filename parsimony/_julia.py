@@ -82,7 +82,11 @@ def _i64(a) -> np.ndarray:
 
 
 def gram_tables(leaves, T, loff, n_layers):
-    """Julia twin of :func:`parsimony.ensembles._cbcd.gram_tables`."""
+    """Julia twin of :func:`parsimony.ensembles._cbcd.gram_tables`.
+
+    As for every CBCD twin, ``T`` is the transposed leaf table, (n_layers, n_leaves_total)
+    (``EnsembleTables.leaf_table_t``); Julia reads it with the same (layer, leaf) indexing.
+    """
     G, PP = kernels().gram_tables(_i64(leaves), _f64(T), _i64(loff), _i64(n_layers))
     return np.array(G, dtype=np.float64), np.array(PP, dtype=np.float64)
 
@@ -122,7 +126,8 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
     """Julia twin of :func:`parsimony.ensembles._cbcd.cbcd`.
 
     ``R``, ``layers``, ``beta`` and ``history`` are updated in place (juliacall hands Julia a
-    view of the NumPy buffers); returns the number of sweeps, negative if ``max_sweeps`` was hit.
+    view of the NumPy buffers); returns the number of sweeps (the last one stopped once ``n``
+    consecutive block updates changed nothing), negative if ``max_sweeps`` was hit.
     """
     R = _inplace(R, np.float64, "R")
     layers = _inplace(layers, np.int64, "layers")

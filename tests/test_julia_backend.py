@@ -214,6 +214,74 @@ def test_cbcd_twin_rejects_arrays_it_cannot_update_in_place():
         _julia.cbcd(*fac, *tables, np.zeros(3), [0], np.ones(1), 1.0, 0.0, 0.0, 0, 0, 5, np.empty(0))
 
 
+@pytest.mark.parametrize("name", sorted(_julia.NATIVE_TWINS))
+def test_twin_wrappers_take_the_native_arguments(name):
+    """Each Julia wrapper has its numba twin's parameter list (same names, same order)."""
+    import importlib
+    import inspect
+
+    module, attr = _julia.NATIVE_TWINS[name]
+    native = getattr(importlib.import_module(module), attr)
+    native = getattr(native, "py_func", native)
+    assert list(inspect.signature(getattr(_julia, name)).parameters) == list(inspect.signature(native).parameters)
+
+
+def _forest_data():
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.frozen import FrozenEstimator
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(80, 3))
+    y = X[:, 0] + 2 * X[:, 1] ** 2 + 0.1 * rng.normal(size=80)
+    forest = FrozenEstimator(RandomForestRegressor(n_estimators=8, max_depth=3, random_state=0).fit(X, y))
+    return X, y, forest
+
+
+def test_forestprune_without_julia_auto_is_native_and_julia_explains(no_julia):
+    from parsimony.ensembles import ForestPrune
+
+    X, y, forest = _forest_data()
+    with pytest.raises(backend.JuliaUnavailableError, match=r"pip install 'parsimony-ml\[julia\]'"):
+        ForestPrune(forest, alpha=0.05, backend="julia").fit(X, y)
+    with pytest.raises(backend.JuliaUnavailableError):
+        ForestPrune(forest, backend="julia").path(X, y, alphas=[0.1])
+    auto = ForestPrune(forest, alpha=0.05, random_state=0).fit(X, y)
+    native = ForestPrune(forest, alpha=0.05, random_state=0, backend="native").fit(X, y)
+    assert auto.backend_ == native.backend_ == "native"
+    np.testing.assert_array_equal(auto.layers_, native.layers_)
+    with pytest.raises(ValueError, match="backend must be one of"):
+        ForestPrune(forest, backend="fortran").fit(X, y)
+
+
+def test_forestprune_sends_every_sweep_to_the_julia_twin(monkeypatch):
+    """backend="julia" routes CBCD through ``_julia.cbcd`` (here standing in the numba kernel)."""
+    from parsimony.ensembles import ForestPrune, _cbcd
+
+    monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
+    monkeypatch.setattr(backend, "julia_status", lambda: (True, "ok"))
+    calls = []
+
+    def twin(*args):
+        calls.append(args[7].shape)  # R, updated in place like the juliacall view
+        return _cbcd.cbcd(*args)
+
+    monkeypatch.setattr(_julia, "cbcd", twin)
+    X, y, forest = _forest_data()
+    for joint, polish in ((False, None), (True, "ridge")):
+        ref = ForestPrune(forest, alpha=0.05, polish=polish, joint=joint, random_state=0,
+                          backend="native").fit(X, y)
+        assert not calls
+        model = ForestPrune(forest, alpha=0.05, polish=polish, joint=joint, random_state=0,
+                            backend="julia").fit(X, y)
+        assert model.backend_ == "julia" and len(calls) == 1 + model.n_swaps_
+        np.testing.assert_array_equal(model.layers_, ref.layers_)
+        np.testing.assert_array_equal(model.coef_, ref.coef_)
+        assert model.objective_ == ref.objective_
+        calls.clear()
+    path = ForestPrune(forest, random_state=0).path(X, y, alphas=[0.2, 0.02])  # auto: Julia "works"
+    assert len(path) == 2 and len(calls) >= 2
+
+
 # ---------------------------------------------------------------------------- PySR mapping
 
 
@@ -410,19 +478,23 @@ def test_julia_cluster_costs_equals_native():
 
 
 def _cbcd_problem(seed, n=6, L=4, m=60):
-    """A random factored ensemble (leaves, T, loff) with layer weights, as ``_cbcd`` takes it."""
+    """A random factored ensemble (leaves, T, loff) with layer weights, as ``_cbcd`` takes it.
+
+    ``T`` is the transposed leaf table, (L, n_leaves_total), C-contiguous like
+    ``EnsembleTables.leaf_table_t``.
+    """
     rng = np.random.default_rng(seed)
     n_layers = rng.integers(1, L + 1, size=n).astype(np.int64)
     n_leaves = rng.integers(1, 6, size=n)
     loff = np.concatenate([[0], np.cumsum(n_leaves)]).astype(np.int64)
-    T = rng.normal(size=(int(loff[-1]), L))
+    T = rng.normal(size=(L, int(loff[-1])))
     leaves = np.empty((n, m), dtype=np.int64)
     w = rng.uniform(0.1, 1.0, size=(n, L))
     for i in range(n):
-        T[loff[i]:loff[i + 1], n_layers[i]:] = 0.0
+        T[n_layers[i]:, loff[i]:loff[i + 1]] = 0.0
         leaves[i] = rng.integers(0, n_leaves[i], size=m)
         w[i, n_layers[i]:] = 0.0
-    dense = np.stack([T[loff[i] + leaves[i]] for i in range(n)])  # (n, m, L)
+    dense = np.stack([T[:, loff[i] + leaves[i]].T for i in range(n)])  # (n, m, L)
     target = dense.sum(axis=(0, 2)) + 0.3 * rng.normal(size=m)
     wcum = np.hstack([np.zeros((n, 1)), np.cumsum(w, axis=1)])
     return (leaves, T, loff), n_layers, target, wcum, float(w.sum())

@@ -6,20 +6,26 @@
 # (+ alpha2 pen(beta)) over k_i, the number of layers kept by tree i.
 #
 # The depth-difference matrices come factored, D_i = E_i T_i, exactly as the NumPy twin takes
-# them: `leaves[i, j]` is the leaf (0-based, local to tree i) of row j, and the depth-difference
-# row of leaf a of tree i is `T[loff[i] + a + 1, :]`, `loff` holding the NumPy 0-based offsets
-# (length n + 1). Tree and layer indices are 1-based in Julia; layer counts k stay counts
-# (0..n_layers[i]), so tables indexed by a count are read at `k + 1`:
-# `PP[i, k + 1] = ||D_i z_k||^2`, `wcum[i, k + 1]` the summed weight of the first k layers.
+# them: `leaves[i, j]` is the leaf (0-based, local to tree i) of row j, and `T` is the transposed
+# leaf table, (n_layers x n_leaves_total): the depth-difference row of leaf a (1-based) of tree i
+# is the column `T[:, loff[i] + a]`, `loff` holding the NumPy 0-based offsets (length n + 1), so
+# one layer of one tree, `T[l, loff[i] + 1 : loff[i + 1]]`, is contiguous in the NumPy buffer.
+# Tree and layer indices are 1-based in Julia; layer counts k stay counts (0..n_layers[i]), so
+# tables indexed by a count are read at `k + 1`: `PP[i, k + 1] = ||D_i z_k||^2`, `wcum[i, k + 1]`
+# the summed weight of the first k layers.
+#
+# Stopping rule (as the twin): sweeps run until n consecutive block updates, counted across
+# sweep boundaries from the last change, change nothing; the last sweep may stop part-way.
 
 const PLAIN = 0
 const RIDGE = 1
 const SUBSET = 2
 
-@inline function _sumsq(v::AbstractVector)
+# a ⋅ b over the length of `a` (`b` may be longer, like the twin's work vector `sums`).
+@inline function _dot(a::AbstractVector, b::AbstractVector)
     s = 0.0
-    @inbounds @simd for j in eachindex(v)  # reassociation allowed, like the numba twin's fastmath
-        s += v[j] * v[j]
+    @inbounds @simd for j in 1:length(a)  # reassociation allowed, like the numba twin's fastmath
+        s += a[j] * b[j]
     end
     return s
 end
@@ -46,7 +52,7 @@ Per-tree Gram matrices `G[i, a, b] = D_i[:, a] ⋅ D_i[:, b]` (n x L x L) and pr
 function gram_tables(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
                      n_layers::AbstractVector{<:Integer})
     n, m = size(leaves)
-    L = size(T, 2)
+    L = size(T, 1)
     length(n_layers) == n || throw(DimensionMismatch("n_layers has $(length(n_layers)) entries, leaves has $n trees"))
     length(loff) == n + 1 || throw(DimensionMismatch("loff must have n_trees + 1 = $(n + 1) entries"))
     G = zeros(n, L, L)
@@ -62,15 +68,15 @@ function gram_tables(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real
         end
         for a in 1:nl
             cnt[a] == 0.0 && continue
-            row = base + a
+            col = base + a
             for l in 1:Li
                 for lp in 1:l
-                    G[i, l, lp] += cnt[a] * T[row, l] * T[row, lp]
+                    G[i, l, lp] += cnt[a] * T[l, col] * T[lp, col]
                 end
             end
             pref = 0.0
             for k in 1:Li
-                pref += T[row, k]
+                pref += T[k, col]
                 PP[i, k + 1] += cnt[a] * pref * pref
             end
         end
@@ -99,7 +105,7 @@ function tree_column!(out::AbstractVector, leaves::AbstractMatrix{<:Integer}, T:
     for a in 1:nl
         acc = 0.0
         for l in 1:k
-            acc += T[base + a, l]
+            acc += T[l, base + a]
         end
         vals[a] = scale * acc
     end
@@ -158,7 +164,7 @@ function objective(R::AbstractVector{<:Real}, layers::AbstractVector{<:Integer},
     for i in eachindex(layers)
         pen += wcum[i, Int(layers[i]) + 1]
     end
-    return _sumsq(R) / length(R) + pen_scale * pen + beta_penalty(beta, layers, alpha2, mode)
+    return _dot(R, R) / length(R) + pen_scale * pen + beta_penalty(beta, layers, alpha2, mode)
 end
 
 """
@@ -179,7 +185,7 @@ function set_block!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}
         if coef != 0.0
             nonzero = true
             for a in 1:nl
-                delta[a] += coef * T[base + a, l]
+                delta[a] += coef * T[l, base + a]
             end
         end
     end
@@ -210,11 +216,7 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
     nl = _n_leaves(loff, i)
     _leaf_sums!(sums, leaves, i, R, nl)
     for l in 1:Li
-        acc = 0.0
-        for a in 1:nl
-            acc += T[base + a, l] * sums[a]
-        end
-        c[l] = acc
+        c[l] = _dot(view(T, l, (base + 1):(base + nl)), sums)
     end
     # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D_i[:, l] ⋅ r
     rr = RR
@@ -312,9 +314,12 @@ _max_leaves(loff, n::Int) = max(1, maximum((_n_leaves(loff, i) for i in 1:n); in
     cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode,
           max_trees, max_sweeps, history) -> sweeps
 
-Cyclic sweeps over all blocks until a full sweep changes nothing. Updates `R`, `layers` and
-`beta` in place; `history[s]` receives the objective after sweep `s` (while it fits). Returns
-the number of sweeps run, negative if `max_sweeps` was hit. `max_trees = 0` means no limit.
+Cyclic sweeps over all blocks until a full cycle of block updates changes nothing. The cycle
+is counted from the last change: once the `n - 1` blocks after it have been checked against the
+unchanged residual, every block is optimal for it and the final sweep stops early. Updates `R`,
+`layers` and `beta` in place; `history[s]` receives the objective after sweep `s` (while it
+fits). Returns the number of sweeps run (the last one possibly partial), negative if
+`max_sweeps` was hit. `max_trees = 0` means no limit.
 """
 function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
                G::AbstractArray{<:Real,3}, PP::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real},
@@ -322,7 +327,8 @@ function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, lof
                beta::AbstractVector{<:Real}, gamma::Real, pen_scale::Real, alpha2::Real, mode::Integer,
                max_trees::Integer, max_sweeps::Integer, history::AbstractVector{<:Real})
     n, m = size(leaves)
-    L = size(T, 2)
+    L = size(T, 1)
+    size(T, 2) >= loff[end] || throw(DimensionMismatch("T has $(size(T, 2)) leaf columns, loff needs $(loff[end])"))
     length(R) == m || throw(DimensionMismatch("R has $(length(R)) rows, leaves has $m"))
     length(layers) == n == length(beta) == length(n_layers) == length(loff) - 1 ||
         throw(DimensionMismatch("layers, beta, n_layers (and loff minus one) must have one entry per tree ($n)"))
@@ -341,20 +347,23 @@ function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, lof
             n_active += 1
         end
     end
+    unchanged = 0  # consecutive block updates without a change
     for sweep in 1:max_sweeps
-        RR = _sumsq(R)
-        n_changed = 0
+        RR = _dot(R, R)
+        done = false
         for i in 1:n
             changed, RR, n_active = block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
                                                   g, s, a2, md, mt, n_active, c, cross, sums)
-            if changed
-                n_changed += 1
+            unchanged = changed ? 0 : unchanged + 1
+            if unchanged >= n
+                done = true
+                break
             end
         end
         if sweep <= length(history)
             history[sweep] = objective(R, layers, beta, wcum, s, a2, md)
         end
-        n_changed == 0 && return sweep
+        done && return sweep
     end
     return -Int(max_sweeps)
 end
@@ -396,7 +405,7 @@ function alpha_max(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
         acc = 0.0
         for k in 1:Int(n_layers[i])
             for a in 1:nl
-                acc += T[base + a, k] * sums[a]
+                acc += T[k, base + a] * sums[a]
             end
             gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k + 1]) / m
             if gain > 0.0 && wcum[i, k + 1] > 0.0

@@ -35,14 +35,15 @@ function brute_cluster_cost(kind, weights, values, k)
     return best
 end
 
-# A random factored ensemble: leaves (n x m, 0-based leaf ids), T (total leaves x L), loff (n + 1).
+# A random factored ensemble: leaves (n x m, 0-based leaf ids), T (L x total leaves, the
+# transposed leaf table), loff (n + 1).
 function cbcd_problem(rng; n=4, L=3, m=25)
     n_layers = [rand(rng, 1:L) for _ in 1:n]
     nleaves = [rand(rng, 1:5) for _ in 1:n]
     loff = vcat(0, cumsum(nleaves))
-    T = randn(rng, loff[end], L)
+    T = randn(rng, L, loff[end])
     for i in 1:n, a in 1:nleaves[i], l in (n_layers[i] + 1):L
-        T[loff[i] + a, l] = 0.0
+        T[l, loff[i] + a] = 0.0
     end
     leaves = zeros(Int, n, m)
     for i in 1:n, j in 1:m
@@ -61,9 +62,9 @@ end
 # D[i, l, j]: layer l of tree i at row j, expanded from the factors.
 function dense_layers(leaves, T, loff)
     n, m = size(leaves)
-    D = zeros(n, size(T, 2), m)
+    D = zeros(n, size(T, 1), m)
     for i in 1:n, j in 1:m
-        D[i, :, j] .= T[loff[i] + leaves[i, j] + 1, :]
+        D[i, :, j] .= T[:, loff[i] + leaves[i, j] + 1]
     end
     return D
 end
@@ -220,8 +221,17 @@ end
                 @test sweeps > 0
                 h = history[1:sweeps]
                 @test all(diff(h) .<= 1e-12 * abs(h[1]))
+                @test all(isnan, history[(sweeps + 1):end])
                 final = direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode)
                 @test h[end] ≈ final rtol = 1e-9
+                # restarted at its own fixed point: one sweep, no block moves, residual untouched
+                layers2, beta2, R2, h2 = copy(layers), copy(beta), copy(R), fill(NaN, 3)
+                @test cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R2, layers2, beta2, gamma, pen_scale, alpha2,
+                            mode, 0, 50, h2) == 1
+                @test layers2 == layers && beta2 == beta && R2 == R
+                @test h2[1] ≈ final rtol = 1e-9
+                @test cbcd!(leaves, T, loff, G, PP, wcum, n_layers, copy(R), copy(layers), copy(beta), gamma,
+                            pen_scale, alpha2, mode, 0, 0, Float64[]) == 0
                 if mode == PLAIN
                     for i in 1:n, k in 0:n_layers[i]
                         lk = copy(layers)

@@ -21,7 +21,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .. import _julia
 from .._validation import check_array_1d, check_int, check_nonnegative, check_option, check_same_length
+from ..backend import resolve_backend
 from . import _cbcd
 from ._depth_matrices import (
     EnsembleTables,
@@ -105,11 +107,12 @@ class Solution:
 
 def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2: float = 0.0,
           max_trees: int | None = None, patience: int = _DEFAULT_PATIENCE, rng=None,
-          layers0=None, beta0=None, residual0=None) -> Solution:
+          layers0=None, beta0=None, residual0=None, cbcd=_cbcd.cbcd) -> Solution:
     """CBCD from ``layers0`` (zeros by default), then local search; returns the best point seen.
 
     ``residual0`` may pass the residual of the warm start (``Solution.residual``) to skip its
-    computation; the returned residual is maintained incrementally (drift ~1e-13).
+    computation; the returned residual is maintained incrementally (drift ~1e-13). ``cbcd`` is
+    the sweep kernel, the numba one or its Julia twin (``parsimony._julia.get_kernel("cbcd", ...)``).
     """
     n = problem.n_trees
     rng = np.random.default_rng(rng)
@@ -129,7 +132,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
     else:
         R = np.array(residual0, dtype=np.float64)
     history = np.full(200, np.nan)
-    sweeps = _cbcd.cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, history)
+    sweeps = cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, history)
     converged = sweeps > 0
     history = history[: min(abs(sweeps), history.size)].copy()
     total_sweeps = abs(sweeps)
@@ -152,7 +155,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
         _cbcd.set_block(*fac, R, istar, 0, 0.0, full, 1.0, problem.gamma)
         layers[istar] = full
         beta[istar] = 1.0
-        sweeps = _cbcd.cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, scratch)
+        sweeps = cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, scratch)
         total_sweeps += abs(sweeps)
         converged = converged and sweeps > 0
         n_swaps += 1
@@ -292,6 +295,12 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         Size of the random forest fitted when ``estimator`` is None.
     random_state : int, RandomState or None
         Seeds the local search (and the forest fitted when ``estimator`` is None).
+    backend : {"auto", "native", "julia"}, default="auto"
+        Engine of the CBCD sweeps: the numba kernels ("native"), or their ParsimonyKernels twin
+        through juliacall ("julia"; needs ``pip install 'parsimony-ml[julia]'`` and a Julia
+        runtime, else ``JuliaUnavailableError``). "auto" takes Julia only when it works (the
+        environment variable ``PARSIMONY_BACKEND`` may decide), else native. Both give the same
+        solution.
 
     Attributes
     ----------
@@ -303,12 +312,13 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     n_sweeps_, n_swaps_, history_ : CBCD sweeps, local-search swaps, objective after each sweep
         of the first CBCD run (at most 200 recorded).
     status_ : "converged" or "max_sweeps".
+    backend_ : "native" or "julia", the engine that ran.
     path_ : DataFrame of the last ``path`` / ``fit_path`` call.
     """
 
     def __init__(self, estimator=None, alpha=1.0, weighting="node", polish=None, polish_alpha=1e-4,
                  max_trees=None, joint=False, local_search=True, n_estimators=100, max_depth=6,
-                 random_state=None):
+                 random_state=None, backend="auto"):
         self.estimator = estimator
         self.alpha = alpha
         self.weighting = weighting
@@ -320,6 +330,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.random_state = random_state
+        self.backend = backend
 
     # -- setup ----------------------------------------------------------------------------------
     def _check_params(self):
@@ -364,6 +375,11 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self.K_ = problem.K
         return X, y, problem
 
+    def _cbcd_kernel(self):
+        """Resolve ``backend`` (sets ``backend_``) and return its CBCD sweep kernel."""
+        self.backend_ = resolve_backend(self.backend)
+        return _julia.get_kernel("cbcd", self.backend_)
+
     def _seed(self):
         rs = self.random_state
         if isinstance(rs, np.random.RandomState):
@@ -374,9 +390,10 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Solve problem (1) (or 5) for ``alpha`` on ``X``, ``y``, then polish if asked."""
         alpha, patience = self._check_params()
+        cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
         sol = solve(problem, alpha, self._mode(), float(self.polish_alpha), self.max_trees, patience,
-                    np.random.default_rng(self._seed()))
+                    np.random.default_rng(self._seed()), cbcd=cbcd)
         self._install(problem, sol)
         return self
 
@@ -431,6 +448,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         geometrically spaced from the smallest alpha that empties the ensemble down to 1e-4 of it.
         """
         _, patience = self._check_params()
+        cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
         if alphas is None:
             amax = _cbcd.alpha_max(*problem.factors, problem.PP, problem.wcum, problem.n_layers, problem.target,
@@ -458,7 +476,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         rows = []
         for a in alphas:
             sol = solve(problem, float(a), mode, float(self.polish_alpha), self.max_trees, patience, rng,
-                        layers, beta, R)
+                        layers, beta, R, cbcd)
             layers, beta, R = sol.layers, sol.beta, sol.residual
             rows.append(self._path_row(problem, sol, float(a), val))
         df = pd.DataFrame(rows)
