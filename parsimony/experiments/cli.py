@@ -19,7 +19,7 @@ def _parse_list(text: str):
 
 
 def _bench_run(args) -> int:
-    from .report import report
+    from .reporting import report
     from .runner import run_benchmark
     from .suites import pmlb_suite, quick_suite
 
@@ -45,7 +45,7 @@ def _bench_run(args) -> int:
         progress=not args.no_progress,
     )
     rep = report(results, plots=False)
-    from .report import to_markdown
+    from .reporting import to_markdown
 
     print("\nTable 2 (mean ± sd over datasets):\n")
     print(to_markdown(rep.summary))
@@ -58,7 +58,7 @@ def _bench_run(args) -> int:
 
 
 def _bench_report(args) -> int:
-    from .report import report
+    from .reporting import report
 
     tested = args.tested if args.tested in ("transparent", "all") else _parse_list(args.tested)
     rep = report(args.store, out=args.out, tested=tested, plots=not args.no_plots)

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import stats as st
 
-from parsimony.experiments.report import report, to_latex, to_markdown
+from parsimony.experiments.reporting import report, to_latex, to_markdown
 from parsimony.experiments.store import ResultStore
 
 DATASETS = [f"d{i}" for i in range(10)]
