@@ -27,6 +27,7 @@ _LAZY = {
     "OptimalSparseRegressionTree": "parsimony.trees",
     "ForestPrune": "parsimony.ensembles",
     "OrderedBaggingRegressor": "parsimony.ensembles",
+    "BaggedNetworks": "parsimony.ensembles",
     "resolve_backend": "parsimony.backend",
 }
 

@@ -7,6 +7,8 @@ import importlib
 _LAZY = {
     "ForestPrune": "parsimony.ensembles.forestprune",
     "OrderedBaggingRegressor": "parsimony.ensembles.ordered_bagging",
+    "BaggedNetworks": "parsimony.ensembles.ordered_bagging",
+    "make_network": "parsimony.ensembles.ordered_bagging",
 }
 __all__ = list(_LAZY)
 
