@@ -147,13 +147,22 @@ def complexity(model) -> int:
     - objects with a ``complexity_`` attribute (the package's fitted estimators) report it;
     - symbolic expressions (sympy or string): token weights of :data:`TOKEN_COMPLEXITY`;
     - linear models (``coef_``): nonzero coefficients plus one for a nonzero intercept;
-    - decision trees (``tree_``): number of nodes; tree ensembles: nodes summed over members.
+    - decision trees (``tree_``): number of nodes; tree ensembles: nodes summed over members;
+    - ForestPrune: nodes of the kept layers; ordered bagging: complexity summed over kept members;
+    - neural networks (``coefs_``): nonzero weights and biases.
     """
     if hasattr(model, "complexity_"):
         value = model.complexity_
         return int(value() if callable(value) else value)
     if isinstance(model, str) or type(model).__module__.startswith("sympy"):
         return expression_complexity(model)
+    if hasattr(model, "n_nodes_"):  # ForestPrune: nodes of the kept depth layers
+        return int(model.n_nodes_)
+    if hasattr(model, "order_") and hasattr(model, "n_kept_"):  # ordered bagging: the kept members
+        kept = np.asarray(model.order_)[: model.n_kept_]
+        return int(sum(complexity(model.estimators_[i]) for i in kept))
+    if hasattr(model, "coefs_"):  # neural network: nonzero weights and biases
+        return int(sum(np.count_nonzero(a) for a in (*model.coefs_, *model.intercepts_)))
     if hasattr(model, "coef_"):
         coef = np.asarray(model.coef_)
         intercept = np.asarray(getattr(model, "intercept_", 0.0))

@@ -97,3 +97,22 @@ def test_complexity_dispatch():
     assert complexity(tree) == tree.tree_.node_count
     with pytest.raises(TypeError, match="does not know"):
         complexity(object())
+
+
+def test_complexity_of_pruned_ensembles():
+    from sklearn.ensemble import RandomForestRegressor
+    from sklearn.neural_network import MLPRegressor
+
+    from parsimony.ensembles import ForestPrune, OrderedBaggingRegressor
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(80, 3))
+    y = X[:, 0] + rng.normal(scale=0.1, size=80)
+    forest = RandomForestRegressor(n_estimators=6, max_depth=3, random_state=0).fit(X, y)
+    pruned = ForestPrune(forest, alpha=0.05, random_state=0).fit(X, y)
+    assert complexity(pruned) == pruned.n_nodes_ > 0
+    bag = OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=2), n_estimators=10, keep=3, random_state=0).fit(X, y)
+    kept = [bag.estimators_[i] for i in bag.order_[:3]]
+    assert complexity(bag) == sum(m.tree_.node_count for m in kept)
+    net = MLPRegressor(hidden_layer_sizes=(4,), max_iter=50, random_state=0).fit(X, y)
+    assert complexity(net) == 3 * 4 + 4 + 4 * 1 + 1

@@ -64,21 +64,13 @@ def fold_indices(n_samples: int, folds: int, fold: int, seed: int) -> tuple[np.n
 
 
 def model_complexity(model) -> float:
-    """Complexity with the paper's conventions, unwrapping tuned models and pipelines.
-
-    A model's own ``complexity_`` wins; pruned ensembles without one count what they keep: the
-    nodes of the kept layers (``n_nodes_``, ForestPrune) or of the kept members (ordered bagging).
-    """
+    """Complexity with the paper's conventions (:func:`parsimony.metrics.complexity`), unwrapping
+    tuned models and pipelines."""
     while True:
         if hasattr(model, "best_estimator_"):
             model = model.best_estimator_
         elif hasattr(model, "steps"):
             model = model.steps[-1][1]
-        elif hasattr(model, "n_nodes_") and not hasattr(model, "complexity_"):
-            return float(model.n_nodes_)
-        elif hasattr(model, "order_") and hasattr(model, "n_kept_") and not hasattr(model, "complexity_"):
-            kept = [model.estimators_[i] for i in np.asarray(model.order_)[: model.n_kept_]]
-            return float(sum(complexity(m) for m in kept))
         else:
             return float(complexity(model))
 
