@@ -187,3 +187,16 @@ def test_sample_weight_losses_are_weighted():
 @parametrize_with_checks([SymbolicQuantileRegressor(random_state=0, **TINY)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_max_samples_fits_on_a_seeded_subsample():
+    X, y = _quadratic(300)
+    kw = dict(random_state=0, **{**TINY, "niterations": 3})
+    a = SymbolicQuantileRegressor(max_samples=60, **kw).fit(X, y)
+    b = SymbolicQuantileRegressor(max_samples=60, **kw).fit(X, y)
+    assert a.equations_["equation"].tolist() == b.equations_["equation"].tolist()
+    # the listed losses are those of the subsample, not of the full data
+    losses = [pinball_loss(y, a.predict(X, index=i)) for i in range(len(a.equations_))]
+    assert not np.allclose(losses, a.equations_["loss"])
+    with pytest.raises(ValueError, match="max_samples"):
+        SymbolicQuantileRegressor(max_samples=0, **kw).fit(X, y)
