@@ -55,6 +55,7 @@ class SearchSettings:
         "mutate_constant": 0.048, "mutate_operator": 0.47, "swap_operands": 0.1, "add_node": 0.79,
         "insert_node": 5.1, "delete_node": 1.7, "simplify": 0.002, "randomize": 0.00023, "do_nothing": 0.21,
     })
+    batch_size: int | None = None
     time_limit: float | None = None
     n_jobs: int = 1
     progress: bool = False
@@ -142,17 +143,54 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     hof_loss = np.full((n_pop, maxsize + 1), np.inf)
     freq_global = np.zeros(maxsize + 1)
     freq_local = np.zeros((n_pop, maxsize + 1))
-    workspaces = [make_workspace(max_length, n) for _ in range(n_jobs)]
+    batch = settings.batch_size if settings.batch_size is not None and n > 2 * settings.batch_size else None
+    rows = batch if batch is not None else n
+    workspaces = [make_workspace(max_length, rows) for _ in range(n_jobs)]
+    pop_data = [data] * n_pop
+    if batch is not None:
+        # Batching: each population evolves on its own random batch of rows, redrawn every iteration;
+        # its hall-of-fame candidates are re-scored on all rows at the sync point.
+        batch_rng = np.random.default_rng(int(rng.integers(0, 2**62)))
+        full_ws = make_workspace(max_length, n)
+        cand = (np.zeros_like(hof_ops), np.zeros_like(hof_feats), np.zeros_like(hof_vals), np.zeros_like(hof_len),
+                np.full_like(hof_loss, np.inf))
+
+        def draw_batches():
+            for q in range(n_pop):
+                idx = np.sort(batch_rng.choice(n, size=batch, replace=False))
+                pop_data[q] = (np.ascontiguousarray(Xt[:, idx]), y[idx], w[idx], float(w[idx].sum()),
+                               int(loss_kind), float(tau))
+
+        def rescore_population(q):
+            for i in range(size):
+                pop_loss[q, i] = tree_loss(pop_ops[q, i], pop_feats[q, i], pop_vals[q, i], pop_len[q, i],
+                                           pop_data[q], workspaces[0])
+
+        def merge_candidates():
+            for q in range(n_pop):
+                for c in np.flatnonzero(np.isfinite(cand[4][q])):
+                    length = cand[3][q, c]
+                    full = tree_loss(cand[0][q, c], cand[1][q, c], cand[2][q, c], length, data, full_ws)
+                    if full < hof_loss[q, c]:
+                        hof_ops[q, c], hof_feats[q, c], hof_vals[q, c] = cand[0][q, c], cand[1][q, c], cand[2][q, c]
+                        hof_len[q, c], hof_loss[q, c] = length, full
+            cand[4][:] = np.inf
+
+        draw_batches()
 
     def population_args(p, ws):
         return (pop_ops[p], pop_feats[p], pop_vals[p], pop_len[p], pop_loss[p], pop_cplx[p], pop_birth[p],
-                births[p], states[p], data, ws, binops, unops, weights, params)
+                births[p], states[p], pop_data[p], ws, binops, unops, weights, params)
 
     def hof_args(p):
+        if batch is not None:
+            return cand[0][p], cand[1][p], cand[2][p], cand[3][p], cand[4][p]
         return hof_ops[p], hof_feats[p], hof_vals[p], hof_len[p], hof_loss[p]
 
     for p in range(n_pop):
         init_population(*population_args(p, workspaces[0]), *hof_args(p))
+    if batch is not None:
+        merge_candidates()
 
     def run_job(j):
         evals = 0
@@ -172,12 +210,18 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     executor = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     try:
         for _iteration in range(settings.niterations):
+            if batch is not None and _iteration > 0:
+                draw_batches()
+                for q in range(n_pop):
+                    rescore_population(q)
             if executor is None:
                 evaluations += run_job(0)
             else:
                 evaluations += sum(executor.map(run_job, range(n_jobs)))
             iterations += 1
             # ---- sync point (deterministic order)
+            if batch is not None:
+                merge_candidates()
             freq_global += freq_local.sum(axis=0)
             freq_local[:] = 0.0
             total = freq_global.sum()
@@ -198,7 +242,8 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
         if progress is not None:
             progress.close()
 
-    front = _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, workspaces[0], weights, maxsize,
+    front = _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data,
+                         workspaces[0] if batch is None else full_ws, weights, maxsize,
                          int(rng.integers(0, 2**62)), params[P_BASELINE])
     return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time)
 

@@ -20,6 +20,7 @@ from ._losses import LOSSES, Pinball, Squared, _Loss
 from ._search import SearchSettings, run_search
 
 MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
+AUTO_BATCH_SIZE = 2048  # batch_size="auto": evolve on batches of this many rows once there are twice as many
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
@@ -115,6 +116,10 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
         (monotone rearrangement).
     loss : None, "pinball", "squared", "absolute" or a loss object, default=None
         None fits the pinball loss at each quantile level; other losses need a single level.
+    batch_size : "auto", int or None, default="auto"
+        Evolve each population on a random batch of this many rows, redrawn every iteration
+        (hall-of-fame candidates are re-scored on all rows); only when there are more than twice
+        as many rows. "auto" uses batches of 2048 rows; None always uses all rows.
     time_limit : float or None, default=None
         Seconds per quantile level; the search stops at the next sync point and keeps its
         current front (``status_ == "time_limit"``).
@@ -145,7 +150,8 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
                  niterations=20, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
                  adaptive_parsimony_scaling=20.0, model_selection="best", max_samples=None, rearrange=False,
-                 loss=None, time_limit=None, random_state=None, n_jobs=None, progress=True, backend="auto"):
+                 loss=None, batch_size="auto", time_limit=None, random_state=None, n_jobs=None, progress=True,
+                 backend="auto"):
         self.quantile = quantile
         self.operators = operators
         self.maxsize = maxsize
@@ -160,6 +166,7 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
         self.max_samples = max_samples
         self.rearrange = rearrange
         self.loss = loss
+        self.batch_size = batch_size
         self.time_limit = time_limit
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -202,10 +209,19 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
             parsimony=check_nonnegative(self.parsimony, "parsimony"),
             adaptive_parsimony_scaling=check_nonnegative(self.adaptive_parsimony_scaling,
                                                          "adaptive_parsimony_scaling"),
+            batch_size=self._batch_size(),
             time_limit=check_time_limit(self.time_limit),
             n_jobs=n_jobs,
             progress=bool(self.progress),
         )
+
+    def _batch_size(self):
+        if self.batch_size is None:
+            return None
+        if isinstance(self.batch_size, str):
+            check_option(self.batch_size, "batch_size", ("auto",))
+            return AUTO_BATCH_SIZE
+        return check_int(self.batch_size, "batch_size", minimum=16)
 
     def _seed(self):
         rs = self.random_state

@@ -200,3 +200,16 @@ def test_max_samples_fits_on_a_seeded_subsample():
     assert not np.allclose(losses, a.equations_["loss"])
     with pytest.raises(ValueError, match="max_samples"):
         SymbolicQuantileRegressor(max_samples=0, **kw).fit(X, y)
+
+
+def test_batching_is_reproducible_and_scores_on_all_rows():
+    X, y = _quadratic(400, seed=2)
+    kw = dict(batch_size=64, niterations=4, populations=3, ncycles_per_iteration=20, progress=False, random_state=1)
+    a = SymbolicQuantileRegressor(n_jobs=1, **kw).fit(X, y)
+    b = SymbolicQuantileRegressor(n_jobs=2, **kw).fit(X, y)
+    assert a.equations_["equation"].tolist() == b.equations_["equation"].tolist()
+    for i in range(len(a.equations_)):  # the front's losses are full-data losses
+        assert a.equations_["loss"].iloc[i] == pytest.approx(pinball_loss(y, a.predict(X, index=i)), rel=1e-9,
+                                                             abs=1e-12)
+    with pytest.raises(ValueError, match="batch_size"):
+        SymbolicQuantileRegressor(batch_size=4, **{**TINY, "random_state": 0}).fit(X, y)
