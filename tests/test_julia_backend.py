@@ -130,7 +130,11 @@ def test_juliapkg_declarations_agree_and_point_at_the_package():
     kernels = top["ParsimonyKernels"]
     assert kernels["dev"] is True and kernels["uuid"] == _julia.KERNELS_UUID
     package_dir = Path(kernels["path"])
-    assert package_dir.resolve() == JULIA_DIR.resolve() == _julia.KERNELS_DIR.resolve()
+    assert package_dir.resolve() == JULIA_DIR.resolve()
+    # the imported package (a source checkout or an installed wheel) carries the same Julia files
+    for path in [JULIA_DIR / "Project.toml", *JL_FILES]:
+        installed = _julia.KERNELS_DIR / path.resolve().relative_to(JULIA_DIR.resolve())
+        assert installed.read_bytes() == path.read_bytes(), installed
     project = (package_dir / "Project.toml").read_text()
     assert re.search(r'^name = "ParsimonyKernels"$', project, re.M)
     assert re.search(rf'^uuid = "{_julia.KERNELS_UUID}"$', project, re.M)
