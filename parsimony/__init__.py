@@ -7,7 +7,7 @@ so ``import parsimony`` stays fast and never starts numba compilation or Julia.
 
 from __future__ import annotations
 
-import importlib
+from ._lazy import lazy_exports
 
 from ._version import __version__
 
@@ -34,13 +34,4 @@ _LAZY = {
 __all__ = ["__version__", *_LAZY]
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'parsimony' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

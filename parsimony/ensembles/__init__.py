@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+from parsimony._lazy import lazy_exports
 
 _LAZY = {
     "ForestPrune": "parsimony.ensembles.forestprune",
@@ -13,7 +13,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'parsimony.ensembles' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

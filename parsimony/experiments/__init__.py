@@ -7,7 +7,7 @@ tests and plots. Nothing heavy is imported until used.
 
 from __future__ import annotations
 
-import importlib
+from parsimony._lazy import lazy_exports
 
 _LAZY = {
     "run_benchmark": "parsimony.experiments.runner",
@@ -32,7 +32,4 @@ _LAZY = {
 __all__ = list(_LAZY)
 
 
-def __getattr__(name):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'parsimony.experiments' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
