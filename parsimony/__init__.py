@@ -23,6 +23,7 @@ _LAZY = {
     "list_datasets": "parsimony.datasets",
     # estimators
     "SymbolicQuantileRegressor": "parsimony.symbolic",
+    "ConformalQuantileInterval": "parsimony.symbolic",
     "Binarizer": "parsimony.trees",
     "OptimalSparseRegressionTree": "parsimony.trees",
     "ForestPrune": "parsimony.ensembles",

@@ -115,5 +115,5 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative")
     if w.sum() <= 0:
-        raise ValueError("sample_weight must have a positive sum")
+        raise ValueError("sample_weight: all weights are zero; at least one must be positive")
     return w

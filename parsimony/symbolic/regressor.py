@@ -248,10 +248,6 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
             table.update(dict(self.complexity_of_operators))
         weights = complexity_weights(table)
         check_option(self.model_selection, "model_selection", MODEL_SELECTIONS)
-        if sample_weight is not None:
-            sample_weight = np.asarray(sample_weight)
-            if sample_weight.size and not np.any(sample_weight != 0):
-                raise ValueError("sample_weight: all weights are zero; at least one must be positive")
         w = check_sample_weight(sample_weight, len(y))
         w = np.ones(len(y)) if w is None else w
         seed = self._seed()
