@@ -19,7 +19,7 @@ import numpy as np
 
 from .._numba import njit
 from ._expressions import (
-    ABS, ADD, CONST, COS, CUBE, DIV, EXP, FIRST_UNARY, LOG, MUL, NEG, POW, SIN, SQRT, SQUARE, SUB,
+    ABS, ADD, CONST, COS, CUBE, DIV, EXP, FIRST_UNARY, LOG, MUL, SIN, SQRT, SQUARE, SUB,
     VAR,
 )
 

@@ -76,11 +76,6 @@ def complexity_weights(complexity_of_operators) -> np.ndarray:
     return weights
 
 
-def tree_complexity(ops, length, weights) -> int:
-    """Token-weighted complexity of a postfix expression."""
-    return int(weights[np.asarray(ops[:length])].sum())
-
-
 # ------------------------------------------------------------------------------------ printing
 _INFIX = {ADD: ("+", 1), SUB: ("-", 1), MUL: ("*", 2), DIV: ("/", 2)}
 _FUNC = {SQRT: "sqrt", EXP: "exp", LOG: "log", SIN: "sin", COS: "cos", ABS: "abs"}

@@ -117,15 +117,6 @@ def lookup(keys, depth, words, d):
 
 
 @njit
-def _popcount(x):
-    c = 0
-    while x:
-        x &= x - _ONE
-        c += 1
-    return c
-
-
-@njit
 def _members(words, out):
     """Write the class indices of a bitset (ascending) into ``out``; return how many."""
     n = 0
@@ -137,14 +128,6 @@ def _members(words, out):
             n += 1
             x ^= low
     return n
-
-
-@njit
-def _is_empty(words):
-    for i in range(words.shape[0]):
-        if words[i] != _ZERO:
-            return False
-    return True
 
 
 @njit

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -135,12 +134,3 @@ class Binarizer(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = []  # the output is always uint8
         return tags
 
-
-def is_binary_matrix(X) -> bool:
-    """Whether every entry of ``X`` is 0 or 1."""
-    X = np.asarray(X)
-    if X.dtype == bool:
-        return True
-    if not isinstance(X.flat[0] if X.size else 0, (numbers.Number, np.number)):
-        return False
-    return bool(np.all((X == 0) | (X == 1)))
