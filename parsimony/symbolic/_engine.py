@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from .._numba import njit
-from ._evaluator import binary_scalar, tree_loss, unary_scalar
+from ._evaluator import LOSS_PINBALL, LOSS_SQUARED, binary_scalar, last_rows, loss_of_rows, tree_loss, unary_scalar
 from ._expressions import (
     ADD, ARITY, CONST, DIV, MUL, NEG, POW, SUB, VAR,
 )
@@ -29,8 +29,8 @@ from ._random import normal, randint, uniform
 # indices into the float parameter vector of evolve_population
 (P_MAXSIZE, P_NCYCLES, P_TOURNAMENT_N, P_TOURNAMENT_P, P_CROSSOVER, P_PARSIMONY, P_ADAPTIVE,
  P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_EVALS, P_OPTIMIZE_RESTARTS, P_PERTURBATION, P_SIMPLIFY,
- P_BASELINE, P_N_FEATURES) = range(14)
-N_PARAMS = 14
+ P_BASELINE, P_N_FEATURES, P_FREE_OFFSET) = range(15)
+N_PARAMS = 15
 
 # mutation kinds (index into the mutation weight vector)
 (M_CONSTANT, M_OPERATOR, M_SWAP, M_ADD, M_INSERT, M_DELETE, M_SIMPLIFY, M_RANDOMIZE,
@@ -498,6 +498,108 @@ def _replace(slot, o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feat
     _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
 
 
+@njit
+def select_kth(a, n, k):
+    """The ``k``-th smallest of ``a[:n]`` (0-based), by in-place quickselect."""
+    lo = 0
+    hi = n - 1
+    while hi > lo:
+        x, y, z = a[lo], a[(lo + hi) // 2], a[hi]
+        pivot = max(min(x, y), min(max(x, y), z))  # median of three
+        i = lo
+        j = hi
+        while i <= j:
+            while a[i] < pivot:
+                i += 1
+            while a[j] > pivot:
+                j -= 1
+            if i <= j:
+                a[i], a[j] = a[j], a[i]
+                i += 1
+                j -= 1
+        if k <= j:
+            hi = j
+        elif k >= i:
+            lo = i
+        else:
+            return a[k]
+    return a[k]
+
+
+@njit(error_model="numpy")
+def optimal_offset(resid, w, uniform_weights, loss_kind, tau, scratch):
+    """The constant ``b`` minimising the weighted loss of ``resid - b``: a weighted quantile or mean."""
+    n = resid.shape[0]
+    total = 0.0
+    for i in range(n):
+        total += w[i]
+    if loss_kind == LOSS_SQUARED:
+        acc = 0.0
+        for i in range(n):
+            acc += w[i] * resid[i]
+        return acc / total
+    level = tau if loss_kind == LOSS_PINBALL else 0.5
+    if uniform_weights:
+        for i in range(n):
+            scratch[i] = resid[i]
+        return select_kth(scratch, n, min(max(int(math.ceil(level * n)) - 1, 0), n - 1))
+    order = np.argsort(resid)
+    acc = 0.0
+    for i in range(n):
+        acc += w[order[i]]
+        if acc >= level * total:
+            return resid[order[i]]
+    return resid[order[n - 1]]
+
+
+@njit(error_model="numpy")
+def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scratch, uniform_weights, weights,
+                max_length, maxsize, params):
+    """Give a just-evaluated candidate its loss-optimal additive constant when that lowers its cost.
+
+    In ``f + c`` (or ``c + f``, ``f - c``, ``c - f``) the constant moves to its optimum; any other
+    ``f`` becomes ``f + b`` when the loss gain outweighs the parsimony cost of the two extra
+    tokens. Reads the candidate's values from ``ws`` (it must be the last expression evaluated).
+    Returns ``(length, loss, cplx)`` of the (possibly) new candidate.
+    """
+    Xt, y, w, wsum, loss_kind, tau = data
+    rows = last_rows(Xt, ws)
+    if length < 2 or rows.shape[0] == 0 or not loss < np.inf:
+        return length, loss, cplx
+    n = y.shape[0]
+    for i in range(n):
+        resid[i] = y[i] - rows[i]
+    b = optimal_offset(resid, w, uniform_weights, loss_kind, tau, scratch)
+    if b == 0.0 or not abs(b) < np.inf:
+        return length, loss, cplx
+    root = o_ops[length - 1]
+    if root == ADD or root == SUB:
+        slot = -1
+        if o_ops[length - 2] == CONST:
+            slot = length - 2
+        elif o_ops[0] == CONST and subtree_start(o_ops, length - 2) == 1:
+            slot = 0
+        if slot >= 0:
+            old = o_vals[slot]
+            o_vals[slot] = old - b if root == SUB and slot > 0 else old + b
+            new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+            if new_loss < loss:
+                return length, new_loss, cplx
+            o_vals[slot] = old
+            return length, loss, cplx
+    extra = weights[CONST] + weights[ADD]
+    if cplx + extra > maxsize or length + 2 > max_length:
+        return length, loss, cplx
+    for i in range(n):  # the values of f + b, computed as the evaluator would
+        resid[i] = rows[i] + b
+    new_loss = loss_of_rows(resid, y, w, loss_kind, tau) / wsum
+    if not new_loss / params[P_BASELINE] + params[P_PARSIMONY] * extra < loss / params[P_BASELINE]:
+        return length, loss, cplx
+    _set(o_ops, o_feats, o_vals, length, CONST, 0, b)
+    _set(o_ops, o_feats, o_vals, length + 1, ADD, 0, 0.0)
+    return length + 2, new_loss, cplx + extra
+
+
 @njit(error_model="numpy")
 def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data, ws,
                     binops, unops, weights, params, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
@@ -547,6 +649,14 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
     scratch_cost = np.empty(size)
     freq = np.empty(freq_global.shape[0])
     maxsize = int(params[P_MAXSIZE])
+    use_offset = params[P_FREE_OFFSET] > 0
+    n_rows = data[1].shape[0]
+    resid = np.empty(n_rows if use_offset else 0)
+    scratch_rows = np.empty(n_rows if use_offset else 0)
+    uniform_weights = True
+    for i in range(1, n_rows):
+        if data[2][i] != data[2][0]:
+            uniform_weights = False
     n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
     per_cycle = (size + n_tournament - 1) // n_tournament
     evals = 0
@@ -566,6 +676,11 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
                         continue
                     loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
                     evals += 1
+                    if use_offset:
+                        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals,
+                                    hof_len, hof_loss)
+                        length, loss, cplx = free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid,
+                                                         scratch_rows, uniform_weights, weights, max_length, maxsize, params)
                     _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats,
                              pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops,
                              hof_feats, hof_vals, hof_len, hof_loss)
@@ -591,6 +706,11 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
             else:
                 loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
                 evals += 1
+                if use_offset:
+                    _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len,
+                                hof_loss)
+                    length, loss, cplx = free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid,
+                                                     scratch_rows, uniform_weights, weights, max_length, maxsize, params)
             _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals,
                      pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals,
                      hof_len, hof_loss)

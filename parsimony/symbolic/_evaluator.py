@@ -269,8 +269,19 @@ def evaluate(ops, feats, vals, length, Xt, ws, out):
             out[i] = src[i]
 
 
+@njit
+def last_rows(Xt, ws):
+    """The rows of the expression evaluated last in ``ws`` (a view; empty when it is a scalar)."""
+    kind = ws[1][0]
+    if kind == KIND_FEATURE:
+        return Xt[ws[2][0]]
+    if kind == KIND_BUFFER:
+        return ws[0][ws[4][0]]
+    return ws[0][0][:0]
+
+
 @njit(error_model="numpy")
-def _loss_rows(pred, y, w, loss_kind, tau):
+def loss_of_rows(pred, y, w, loss_kind, tau):
     """Weighted loss sum; branch-free terms and four partial sums so the loop vectorises."""
     n = y.shape[0]
     s0 = s1 = s2 = s3 = 0.0
@@ -337,9 +348,9 @@ def tree_loss(ops, feats, vals, length, data, ws):
     if kind == KIND_SCALAR:
         total = _loss_scalar(ws[3][0], y, w, loss_kind, tau)
     elif kind == KIND_FEATURE:
-        total = _loss_rows(Xt[ws[2][0]], y, w, loss_kind, tau)
+        total = loss_of_rows(Xt[ws[2][0]], y, w, loss_kind, tau)
     else:
-        total = _loss_rows(ws[0][ws[4][0]], y, w, loss_kind, tau)
+        total = loss_of_rows(ws[0][ws[4][0]], y, w, loss_kind, tau)
     loss = total / wsum
     if not (loss < np.inf):  # NaN or inf
         return np.inf

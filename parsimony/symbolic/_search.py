@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._engine import (
-    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_MAXSIZE, P_N_FEATURES, P_NCYCLES, P_OPTIMIZE_EVALS,
+    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_N_FEATURES, P_NCYCLES, P_OPTIMIZE_EVALS,
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
     P_TOURNAMENT_P, evolve_population, init_population, simplify_tree, tree_complexity,
 )
@@ -47,6 +47,7 @@ class SearchSettings:
     optimizer_nrestarts: int = 2
     perturbation_factor: float = 0.076
     should_simplify: bool = True
+    free_offset: bool = True
     fraction_replaced: float = 0.000364
     fraction_replaced_hof: float = 0.035
     topn: int = 12
@@ -124,6 +125,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
     params[P_BASELINE] = constant_baseline(y, w, loss_kind, tau)
     params[P_N_FEATURES] = d
+    params[P_FREE_OFFSET] = 1.0 if settings.free_offset else 0.0
     mutation_weights = _mutation_vector(settings.mutation_weights)
 
     rng = np.random.default_rng(seed)

@@ -90,7 +90,9 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         if band.ndim != 2 or band.shape[1] != 2:
             raise ValueError("the estimator must predict two columns (lower, upper) for two quantile levels")
         self.estimator_ = est
-        self.margin_ = conformal_margin(band[:, 0], band[:, 1], y[cal], alpha)
+        # calibrate the band exactly as predict_interval forms it (crossed quantiles swapped)
+        lower, upper = np.minimum(band[:, 0], band[:, 1]), np.maximum(band[:, 0], band[:, 1])
+        self.margin_ = conformal_margin(lower, upper, y[cal], alpha)
         return self
 
     def predict_interval(self, X):

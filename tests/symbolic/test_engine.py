@@ -100,7 +100,8 @@ def test_simplify_rules(tokens, expected):
     np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
 
 
-def test_evolution_keeps_population_valid_and_hof_consistent():
+@pytest.mark.parametrize("free_offset", [0.0, 1.0])
+def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 2))
     y = X[:, 0] * 2 + 1
@@ -110,6 +111,7 @@ def test_evolution_keeps_population_valid_and_hof_consistent():
             G.P_ADAPTIVE, G.P_OPTIMIZE_PROBABILITY, G.P_OPTIMIZE_EVALS, G.P_OPTIMIZE_RESTARTS, G.P_PERTURBATION,
             G.P_SIMPLIFY, G.P_BASELINE, G.P_N_FEATURES]] = [maxsize, 20, 5, 0.86, 0.1, 0.003, 20, 0.3, 30, 1, 0.076,
                                                             1, 1.0, 2]
+    params[G.P_FREE_OFFSET] = free_offset
     pop = (np.zeros((size, L), np.int64), np.zeros((size, L), np.int64), np.zeros((size, L)),
            np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
            np.zeros(1, np.int64), new_state(3))
@@ -135,3 +137,50 @@ def test_evolution_keeps_population_valid_and_hof_consistent():
     for c in np.flatnonzero(finite):
         n = hof[3][c]
         assert n == c and hof[4][c] == pytest.approx(tree_loss(hof[0][c], hof[1][c], hof[2][c], n, data, ws))
+
+
+def test_select_kth_matches_sorting():
+    rng = np.random.default_rng(5)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        a = rng.integers(0, 4, size=n).astype(float) if trial % 2 else rng.normal(size=n)
+        k = int(rng.integers(0, n))
+        assert G.select_kth(a.copy(), n, k) == np.sort(a)[k]
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(tau, weighted):
+    rng = np.random.default_rng(int(tau * 10) + weighted)
+    n, maxsize = 50, 15
+    X = rng.normal(size=(n, 2))
+    y = X[:, 0] ** 2 + 3.0 + rng.normal(size=n)
+    w = rng.uniform(0.2, 2.0, n) if weighted else np.ones(n)
+    data = (np.ascontiguousarray(X.T), y, w, float(w.sum()), LOSS_PINBALL, tau)
+    ws = make_workspace(2 * maxsize + 4, n)
+    params = np.zeros(G.N_PARAMS)
+    params[G.P_BASELINE], params[G.P_PARSIMONY] = 1.0, 0.0
+    changed = 0
+    for ops, feats, vals in random_expressions(200, 2, max_complexity=maxsize - 2, seed=1):
+        length = len(ops)
+        cap = 2 * maxsize + 4
+        o = [np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)]
+        for buf, src in zip(o, (ops, feats, vals)):
+            buf[:length] = src
+        loss = tree_loss(*o, length, data, ws)
+        if not np.isfinite(loss):
+            continue
+        pred = reference_eval(ops, feats, vals, X)
+        cplx = int(WEIGHTS[ops].sum())
+        new_len, new_loss, new_cplx = G.free_offset(*o, length, loss, cplx, data, ws, np.empty(n), np.empty(n),
+                                                    not weighted, WEIGHTS, cap, maxsize, params)
+        assert new_loss <= loss
+        assert new_cplx == int(WEIGHTS[o[0][:new_len]].sum()) <= maxsize
+        assert new_loss == pytest.approx(tree_loss(*o, new_len, data, ws), rel=1e-12, abs=1e-12)
+        if new_loss < loss and np.all(np.abs(pred) < 1e6):  # well-conditioned: brute force applies
+            changed += 1
+            # no constant shift of the original expression does better (the optimum is at a residual)
+            resid = y - pred
+            brute = min(np.sum(w * (resid - b) * (tau - (resid - b < 0))) / w.sum() for b in resid)
+            assert new_loss == pytest.approx(brute, rel=1e-9, abs=1e-12)
+    assert changed > 20
