@@ -300,6 +300,51 @@ def _drop_range(ops, feats, vals, s, e, m):
 
 
 @njit(error_model="numpy")
+def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
+    """Fold the constant operand of ``L op R`` (op + or -) into a constant child of the other side.
+
+    The other side ``T`` must be a sum or difference with a constant child ``c``:
+    ``(A +- c) +- k``, ``(c +- B) +- k``, ``k + (A +- c)``, ``k + (c +- B)`` update ``c``;
+    ``k - (c +- B)`` becomes ``(k - c) -+ B`` and ``k - (A +- c)`` becomes ``(k -+ c) - A``
+    (updating ``k``; the caller then removes ``c`` and T's operator). Returns False, changing
+    nothing, when no rule applies or the folded constant is not finite.
+    """
+    s = 1.0 if op == ADD else -1.0
+    troot = m - 1 if lconst else sr - 1
+    t_start = sr if lconst else sl
+    top = o_ops[troot]
+    if troot == t_start or (top != ADD and top != SUB):
+        return False
+    st = 1.0 if top == ADD else -1.0
+    b_start = subtree_start(o_ops, troot - 1)
+    b_const = b_start == troot - 1 and o_ops[b_start] == CONST
+    a_const = b_start - 1 == t_start and o_ops[t_start] == CONST
+    if not (a_const or b_const):
+        return False
+    k = o_vals[sl] if lconst else o_vals[sr]
+    if not lconst or s > 0:  # T +- k, or k + T: update c in place
+        slot = b_start if b_const else t_start
+        shift = s * k if not lconst else k  # what is added to T
+        v = o_vals[slot] + (st * shift if b_const else shift)
+        if not math.isfinite(v):
+            return False
+        o_vals[slot] = v
+        return True
+    if b_const:  # k - (A +- c) = (k -+ c) - A
+        v = k - st * o_vals[b_start]
+        if not math.isfinite(v):
+            return False
+        o_vals[sl] = v
+        return True
+    v = k - o_vals[t_start]  # k - (c +- B) = (k - c) -+ B
+    if not math.isfinite(v):
+        return False
+    o_vals[t_start] = v
+    o_ops[troot] = SUB if st > 0 else ADD
+    return True
+
+
+@njit(error_model="numpy")
 def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
     """Constant folding and algebraic simplification in one bottom-up pass; returns the length.
 
@@ -361,6 +406,17 @@ def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
         if (op == SUB or op == DIV) and _same_subtree(o_ops, o_feats, o_vals, sl, sr - 1, sr, m - 1):
             _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0 if op == SUB else 1.0)
             m = sl + 1
+            continue
+        if (op == ADD or op == SUB) and lconst != rconst and _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
+            # one constant left in the sum: drop the folded one (see _fold_sum_constant)
+            if rconst:
+                m = sr
+            elif op == ADD or o_ops[m - 2] != CONST or subtree_start(o_ops, m - 2) != m - 2:
+                m = _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
+            else:  # k - (A +- c) became k' - A
+                m -= 2
+                _set(o_ops, o_feats, o_vals, m, SUB, 0, 0.0)
+                m += 1
             continue
         if (op == ADD or op == MUL) and (lconst != rconst):
             root = m - 1 if lconst else sr - 1
@@ -567,8 +623,10 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scr
     if length < 2 or rows.shape[0] == 0 or not loss < np.inf:
         return length, loss, cplx
     n = y.shape[0]
+    largest = 0.0
     for i in range(n):
         resid[i] = y[i] - rows[i]
+        largest = max(largest, abs(rows[i]))
     b = optimal_offset(resid, w, uniform_weights, loss_kind, tau, scratch)
     if b == 0.0 or not abs(b) < np.inf:
         return length, loss, cplx
@@ -582,7 +640,13 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scr
         if slot >= 0:
             old = o_vals[slot]
             o_vals[slot] = old - b if root == SUB and slot > 0 else old + b
-            new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+            if max(largest, abs(old), abs(b)) < 1e6 * loss:
+                # well conditioned: the shifted values are the old ones plus b up to rounding
+                for i in range(n):
+                    resid[i] = rows[i] + b
+                new_loss = loss_of_rows(resid, y, w, loss_kind, tau) / wsum
+            else:  # a shift that cancels large values: evaluate exactly
+                new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
             if new_loss < loss:
                 return length, new_loss, cplx
             o_vals[slot] = old

@@ -184,3 +184,19 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(tau, weighted)
             brute = min(np.sum(w * (resid - b) * (tau - (resid - b < 0))) / w.sum() for b in resid)
             assert new_loss == pytest.approx(brute, rel=1e-9, abs=1e-12)
     assert changed > 20
+
+
+@pytest.mark.parametrize("outer", ["add", "sub"])
+@pytest.mark.parametrize("inner", ["add", "sub"])
+@pytest.mark.parametrize("shape", ["(A . c) . k", "(c . B) . k", "k . (A . c)", "k . (c . B)"])
+def test_simplify_folds_the_constants_of_a_sum(outer, inner, shape):
+    A, B = ["x0", "x1", "mul"], ["x0", "sin"]
+    inner_tokens = {"(A . c) . k": A + [1.7, inner], "(c . B) . k": [1.7] + B + [inner],
+                    "k . (A . c)": A + [1.7, inner], "k . (c . B)": [1.7] + B + [inner]}[shape]
+    tokens = inner_tokens + [-0.4, outer] if shape.endswith("k") else [-0.4] + inner_tokens + [outer]
+    ops, feats, vals = E.from_tokens(tokens)
+    out = (np.zeros(16, np.int64), np.zeros(16, np.int64), np.zeros(16))
+    n = G.simplify_tree(ops, feats, vals, len(ops), *out)
+    assert n == len(ops) - 2 and list(out[0][:n]).count(E.CONST) == 1
+    X = np.random.default_rng(0).normal(size=(9, 2))
+    np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
