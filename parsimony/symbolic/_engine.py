@@ -10,6 +10,9 @@ merges the per-population halls of fame and migrates members at deterministic sy
 Mutations follow PySR's set: mutate a constant, mutate an operator, swap operands, add a node
 (at the root or at a leaf), insert a node, delete a node, simplify, randomize, do nothing;
 plus subtree crossover. All mutations are splices of postfix arrays into scratch buffers.
+Beyond PySR, every new candidate ``f`` is offered its loss-optimal additive constant (a weighted
+quantile of its residuals for the pinball loss, :func:`free_offset`), so a promising shape is not
+lost to a wrong level before constant optimisation reaches it.
 """
 
 from __future__ import annotations
@@ -665,6 +668,16 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scr
 
 
 @njit(error_model="numpy")
+def _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, offset_scratch, weights, max_length,
+                  params, hof):
+    """Record a new candidate in the hall of fame, then offer it a free offset (:func:`free_offset`)."""
+    _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, *hof)
+    resid, scratch, uniform_weights = offset_scratch
+    return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scratch, uniform_weights, weights,
+                       max_length, int(params[P_MAXSIZE]), params)
+
+
+@njit(error_model="numpy")
 def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data, ws,
                     binops, unops, weights, params, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
     """Fill a population with random small expressions (at most 3 operators each)."""
@@ -714,13 +727,9 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
     freq = np.empty(freq_global.shape[0])
     maxsize = int(params[P_MAXSIZE])
     use_offset = params[P_FREE_OFFSET] > 0
-    n_rows = data[1].shape[0]
-    resid = np.empty(n_rows if use_offset else 0)
-    scratch_rows = np.empty(n_rows if use_offset else 0)
-    uniform_weights = True
-    for i in range(1, n_rows):
-        if data[2][i] != data[2][0]:
-            uniform_weights = False
+    n_rows = data[1].shape[0] if use_offset else 0
+    offset_scratch = (np.empty(n_rows), np.empty(n_rows), np.all(data[2] == data[2][0]))
+    hof = (hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
     n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
     per_cycle = (size + n_tournament - 1) // n_tournament
     evals = 0
@@ -741,10 +750,8 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
                     loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
                     evals += 1
                     if use_offset:
-                        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals,
-                                    hof_len, hof_loss)
-                        length, loss, cplx = free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid,
-                                                         scratch_rows, uniform_weights, weights, max_length, maxsize, params)
+                        length, loss, cplx = _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws,
+                                                           offset_scratch, weights, max_length, params, hof)
                     _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats,
                              pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops,
                              hof_feats, hof_vals, hof_len, hof_loss)
@@ -771,10 +778,8 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
                 loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
                 evals += 1
                 if use_offset:
-                    _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len,
-                                hof_loss)
-                    length, loss, cplx = free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid,
-                                                     scratch_rows, uniform_weights, weights, max_length, maxsize, params)
+                    length, loss, cplx = _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws,
+                                                       offset_scratch, weights, max_length, params, hof)
             _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals,
                      pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals,
                      hof_len, hof_loss)

@@ -18,7 +18,7 @@ import numpy as np
 from ._engine import (
     N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_N_FEATURES, P_NCYCLES, P_OPTIMIZE_EVALS,
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
-    P_TOURNAMENT_P, evolve_population, init_population, simplify_tree, tree_complexity,
+    P_TOURNAMENT_P, evolve_population, init_population, optimal_offset, simplify_tree, tree_complexity,
 )
 from ._evaluator import make_workspace, tree_loss
 from ._expressions import ADD, CONST
@@ -279,17 +279,6 @@ def _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_l
             births[p][0] += 1
 
 
-def _best_offset(residual, w, loss_kind, tau):
-    """Additive constant minimising the loss of ``residual - b``: a weighted quantile (or mean)."""
-    if loss_kind == 1:
-        return float(np.average(residual, weights=w))
-    level = tau if loss_kind == 0 else 0.5
-    order = np.argsort(residual, kind="stable")
-    cw = np.cumsum(w[order])
-    k = min(int(np.searchsorted(cw, level * cw[-1])), len(order) - 1)
-    return float(residual[order][k])
-
-
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
 
 
@@ -342,7 +331,7 @@ def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weig
         if tree_complexity(ops, len(ops), weights) + offset_cost > maxsize or not np.isfinite(loss):
             continue
         evaluate(ops, feats, vals, len(ops), Xt, ws, pred)
-        b = _best_offset(y - pred, w, loss_kind, tau)
+        b = optimal_offset(y - pred, w, bool(np.all(w == w[0])), loss_kind, tau, np.empty(len(y)))
         ops2 = np.concatenate([ops, [CONST, ADD]]).astype(np.int64)
         feats2 = np.concatenate([feats, [0, 0]]).astype(np.int64)
         vals2 = np.concatenate([vals, [b, 0.0]])
