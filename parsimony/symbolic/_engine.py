@@ -302,15 +302,36 @@ def _drop_range(ops, feats, vals, s, e, m):
     return m - (e - s)
 
 
+@njit
+def _sum_constant(o_ops, root, start):
+    """A constant term of the sum rooted at ``root`` (subtree from ``start``): ``(slot, sign)``.
+
+    Walks down the chain of + and - nodes through their left operands; the first constant met as
+    a right operand, or as the chain's last left operand, is the term (``sign`` is its sign in
+    the sum). ``(-1, 0.0)`` when there is none.
+    """
+    sign = 1.0
+    node = root
+    while node > start and (o_ops[node] == ADD or o_ops[node] == SUB):
+        right_start = subtree_start(o_ops, node - 1)
+        if right_start == node - 1 and o_ops[right_start] == CONST:
+            return right_start, sign if o_ops[node] == ADD else -sign
+        node = right_start - 1
+        start_left = subtree_start(o_ops, node)
+        if start_left == node and o_ops[node] == CONST:
+            return node, sign
+    return -1, 0.0
+
+
 @njit(error_model="numpy")
 def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
-    """Fold the constant operand of ``L op R`` (op + or -) into a constant child of the other side.
+    """Fold the constant operand ``k`` of ``L op R`` (op + or -) into a constant term of the other side.
 
-    The other side ``T`` must be a sum or difference with a constant child ``c``:
-    ``(A +- c) +- k``, ``(c +- B) +- k``, ``k + (A +- c)``, ``k + (c +- B)`` update ``c``;
-    ``k - (c +- B)`` becomes ``(k - c) -+ B`` and ``k - (A +- c)`` becomes ``(k -+ c) - A``
-    (updating ``k``; the caller then removes ``c`` and T's operator). Returns False, changing
-    nothing, when no rule applies or the folded constant is not finite.
+    ``T +- k`` and ``k + T``, where the sum ``T`` has a constant term ``c`` anywhere along its
+    chain of + and -, update ``c``; ``k - (c +- B)`` becomes ``(k - c) -+ B`` and
+    ``k - (A +- c)`` becomes ``(k -+ c) - A`` (updating ``k``; the caller then removes ``c`` and
+    T's operator). Returns False, changing nothing, when no rule applies or the folded constant
+    is not finite.
     """
     s = 1.0 if op == ADD else -1.0
     troot = m - 1 if lconst else sr - 1
@@ -318,33 +339,32 @@ def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
     top = o_ops[troot]
     if troot == t_start or (top != ADD and top != SUB):
         return False
-    st = 1.0 if top == ADD else -1.0
-    b_start = subtree_start(o_ops, troot - 1)
-    b_const = b_start == troot - 1 and o_ops[b_start] == CONST
-    a_const = b_start - 1 == t_start and o_ops[t_start] == CONST
-    if not (a_const or b_const):
-        return False
     k = o_vals[sl] if lconst else o_vals[sr]
-    if not lconst or s > 0:  # T +- k, or k + T: update c in place
-        slot = b_start if b_const else t_start
-        shift = s * k if not lconst else k  # what is added to T
-        v = o_vals[slot] + (st * shift if b_const else shift)
+    if not lconst or s > 0:  # T +- k, or k + T: update a constant term of T in place
+        slot, sign = _sum_constant(o_ops, troot, t_start)
+        if slot < 0:
+            return False
+        v = o_vals[slot] + sign * (s * k if not lconst else k)
         if not math.isfinite(v):
             return False
         o_vals[slot] = v
         return True
-    if b_const:  # k - (A +- c) = (k -+ c) - A
+    st = 1.0 if top == ADD else -1.0
+    b_start = subtree_start(o_ops, troot - 1)
+    if b_start == troot - 1 and o_ops[b_start] == CONST:  # k - (A +- c) = (k -+ c) - A
         v = k - st * o_vals[b_start]
         if not math.isfinite(v):
             return False
         o_vals[sl] = v
         return True
-    v = k - o_vals[t_start]  # k - (c +- B) = (k - c) -+ B
-    if not math.isfinite(v):
-        return False
-    o_vals[t_start] = v
-    o_ops[troot] = SUB if st > 0 else ADD
-    return True
+    if b_start - 1 == t_start and o_ops[t_start] == CONST:  # k - (c +- B) = (k - c) -+ B
+        v = k - o_vals[t_start]
+        if not math.isfinite(v):
+            return False
+        o_vals[t_start] = v
+        o_ops[troot] = SUB if st > 0 else ADD
+        return True
+    return False
 
 
 @njit(error_model="numpy")

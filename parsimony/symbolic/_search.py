@@ -18,10 +18,9 @@ import numpy as np
 from ._engine import (
     N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_N_FEATURES, P_NCYCLES, P_OPTIMIZE_EVALS,
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
-    P_TOURNAMENT_P, evolve_population, init_population, optimal_offset, simplify_tree, tree_complexity,
+    P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
 )
 from ._evaluator import make_workspace, tree_loss
-from ._expressions import ADD, CONST
 from ._optimize import optimize_constants
 from ._random import new_state
 
@@ -290,7 +289,7 @@ def _polish(ops, feats, vals, loss, data, ws, state, scratch):
     if new_length < length:
         s_ops, s_feats, s_vals = (a[:new_length].copy() for a in scratch)
         s_loss = tree_loss(s_ops, s_feats, s_vals, new_length, data, ws)
-        if s_loss <= loss:
+        if s_loss <= loss + 1e-12 * abs(loss):  # the same function up to rounding
             return s_ops, s_feats, s_vals, s_loss
     return ops, feats, vals, loss
 
@@ -298,18 +297,17 @@ def _polish(ops, feats, vals, loss, data, ws, state, scratch):
 def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
 
-    Each entry ``f`` also proposes ``f + b`` with the loss-optimal offset ``b`` (for the pinball
-    loss a weighted quantile of the residuals). A quantile model with a free offset is
-    calibrated (its training coverage is ``tau`` up to ties), which the model selection uses.
+    Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
+    the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
+    is calibrated (its training coverage is ``tau`` up to ties), which the model selection uses.
     """
-    from ._evaluator import evaluate
-
-    Xt, y, w, _, loss_kind, tau = data
+    y, w = data[1], data[2]
     state = new_state(seed)
     best: dict[int, tuple] = {}
     scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-    pred = np.empty(len(y))
-    offset_cost = int(weights[CONST] + weights[ADD])
+    offset_scratch = (np.empty(len(y)), np.empty(len(y)), bool(np.all(w == w[0])))
+    params = np.zeros(N_PARAMS)
+    params[P_BASELINE], params[P_MAXSIZE] = baseline, maxsize  # parsimony 0: offer any gain
 
     def offer(ops, feats, vals, loss):
         cplx = int(tree_complexity(ops, len(ops), weights))
@@ -328,15 +326,15 @@ def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weig
                         hof_vals[p, c, :length].copy(), float(hof_loss[p, c]), data, ws, state, scratch)
         offer(*entry)
         ops, feats, vals, loss = entry
-        if tree_complexity(ops, len(ops), weights) + offset_cost > maxsize or not np.isfinite(loss):
+        if not np.isfinite(loss):
             continue
-        evaluate(ops, feats, vals, len(ops), Xt, ws, pred)
-        b = optimal_offset(y - pred, w, bool(np.all(w == w[0])), loss_kind, tau, np.empty(len(y)))
-        ops2 = np.concatenate([ops, [CONST, ADD]]).astype(np.int64)
-        feats2 = np.concatenate([feats, [0, 0]]).astype(np.int64)
-        vals2 = np.concatenate([vals, [b, 0.0]])
-        loss2 = tree_loss(ops2, feats2, vals2, len(ops2), data, ws)
-        offer(*_polish(ops2, feats2, vals2, loss2, data, ws, state, scratch))
+        n = len(ops)
+        ops2, feats2, vals2 = (np.concatenate([a, np.zeros(2, a.dtype)]) for a in (ops, feats, vals))
+        loss = tree_loss(ops2, feats2, vals2, n, data, ws)  # leaves f's values in ws for free_offset
+        n2, loss2, _ = free_offset(ops2, feats2, vals2, n, loss, int(tree_complexity(ops, n, weights)), data, ws,
+                                   *offset_scratch, weights, n + 2, maxsize, params)
+        if loss2 < loss:
+            offer(*_polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws, state, scratch))
     front = []
     lowest = np.inf
     for cplx in sorted(best):

@@ -200,3 +200,18 @@ def test_simplify_folds_the_constants_of_a_sum(outer, inner, shape):
     assert n == len(ops) - 2 and list(out[0][:n]).count(E.CONST) == 1
     X = np.random.default_rng(0).normal(size=(9, 2))
     np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
+
+
+@pytest.mark.parametrize("tokens", [
+    [-5.0, "x0", "sub", "x0", "x1", "mul", "sub", "x1", "sub", 446.3, "add"],  # ((c - x0) - x0 x1) - x1 + k
+    ["x0", 1.9, "sub", "x1", "add", "x1", "x0", "mul", "sub", 820.0, "add"],  # ((x0 - c) + x1) - x0 x1 + k
+    [3.0, "x0", 0.5, "add", "x1", "sub", "add"],                                # k + ((x0 + c) - x1)
+    ["x0", "x1", "mul", 2.0, "add", "x0", "sin", "sub", 7.0, "sub"],            # ((x0 x1 + c) - sin x0) - k
+])
+def test_simplify_folds_constants_along_a_chain_of_sums(tokens):
+    ops, feats, vals = E.from_tokens(tokens)
+    out = (np.zeros(24, np.int64), np.zeros(24, np.int64), np.zeros(24))
+    n = G.simplify_tree(ops, feats, vals, len(ops), *out)
+    assert n == len(ops) - 2 and list(out[0][:n]).count(E.CONST) == 1
+    X = np.random.default_rng(1).normal(size=(9, 2))
+    np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
