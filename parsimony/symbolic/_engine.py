@@ -303,23 +303,27 @@ def _drop_range(ops, feats, vals, s, e, m):
 
 
 @njit
-def _sum_constant(o_ops, root, start):
-    """A constant term of the sum rooted at ``root`` (subtree from ``start``): ``(slot, sign)``.
+def _sum_constant(o_ops, root):
+    """A constant term of the sum rooted at ``root``: ``(slot, sign)``, or ``(-1, 0.0)`` if none.
 
-    Walks down the chain of + and - nodes through their left operands; the first constant met as
-    a right operand, or as the chain's last left operand, is the term (``sign`` is its sign in
-    the sum). ``(-1, 0.0)`` when there is none.
+    Searches the terms reachable through + and - nodes (both operands; the right operand of a
+    - flips the sign); ``sign`` is the term's sign in the sum.
     """
-    sign = 1.0
-    node = root
-    while node > start and (o_ops[node] == ADD or o_ops[node] == SUB):
-        right_start = subtree_start(o_ops, node - 1)
-        if right_start == node - 1 and o_ops[right_start] == CONST:
-            return right_start, sign if o_ops[node] == ADD else -sign
-        node = right_start - 1
-        start_left = subtree_start(o_ops, node)
-        if start_left == node and o_ops[node] == CONST:
+    nodes = np.empty(root + 1, dtype=np.int64)
+    signs = np.empty(root + 1)
+    nodes[0], signs[0] = root, 1.0
+    top = 1
+    while top > 0:
+        top -= 1
+        node, sign = nodes[top], signs[top]
+        op = o_ops[node]
+        if op == CONST:
             return node, sign
+        if op == ADD or op == SUB:
+            right_start = subtree_start(o_ops, node - 1)
+            nodes[top], signs[top] = right_start - 1, sign  # the left operand
+            nodes[top + 1], signs[top + 1] = node - 1, sign if op == ADD else -sign
+            top += 2
     return -1, 0.0
 
 
@@ -327,8 +331,8 @@ def _sum_constant(o_ops, root, start):
 def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
     """Fold the constant operand ``k`` of ``L op R`` (op + or -) into a constant term of the other side.
 
-    ``T +- k`` and ``k + T``, where the sum ``T`` has a constant term ``c`` anywhere along its
-    chain of + and -, update ``c``; ``k - (c +- B)`` becomes ``(k - c) -+ B`` and
+    ``T +- k`` and ``k + T``, where the sum ``T`` has a constant term ``c`` (anywhere among its
+    terms joined by + and -), update ``c``; ``k - (c +- B)`` becomes ``(k - c) -+ B`` and
     ``k - (A +- c)`` becomes ``(k -+ c) - A`` (updating ``k``; the caller then removes ``c`` and
     T's operator). Returns False, changing nothing, when no rule applies or the folded constant
     is not finite.
@@ -341,7 +345,7 @@ def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
         return False
     k = o_vals[sl] if lconst else o_vals[sr]
     if not lconst or s > 0:  # T +- k, or k + T: update a constant term of T in place
-        slot, sign = _sum_constant(o_ops, troot, t_start)
+        slot, sign = _sum_constant(o_ops, troot)
         if slot < 0:
             return False
         v = o_vals[slot] + sign * (s * k if not lconst else k)

@@ -212,6 +212,13 @@ def test_simplify_folds_constants_along_a_chain_of_sums(tokens):
     ops, feats, vals = E.from_tokens(tokens)
     out = (np.zeros(24, np.int64), np.zeros(24, np.int64), np.zeros(24))
     n = G.simplify_tree(ops, feats, vals, len(ops), *out)
-    assert n == len(ops) - 2 and list(out[0][:n]).count(E.CONST) == 1
+    assert n == len(ops) - 2 and list(out[0][:n]).count(E.CONST) == list(ops).count(E.CONST) - 1
     X = np.random.default_rng(1).normal(size=(9, 2))
     np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
+
+
+def test_simplify_folds_a_constant_inside_the_right_operand_of_a_sum():
+    # sqrt(x2^2) + (x0 * 1.5 + 0.13) - (-0.0004): the constant term sits in the right operand
+    tokens = ["x1", "square", "sqrt", "x0", 1.5, "mul", 0.13, "add", "add", -0.0004, "sub"]
+    test_simplify_folds_constants_along_a_chain_of_sums(tokens)
+    test_simplify_folds_constants_along_a_chain_of_sums(["x0", 2.0, "x1", "sub", "sub", 5.0, "add"])  # x0 - (c - x1) + k
