@@ -5,7 +5,7 @@ import pytest
 
 from parsimony.symbolic import _engine as G
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._evaluator import LOSS_PINBALL, make_workspace, tree_loss
+from parsimony.symbolic._evaluator import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, make_workspace, tree_loss
 from parsimony.symbolic._random import new_state, normal, randint, uniform
 
 from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, random_expressions, reference_eval
@@ -148,18 +148,28 @@ def test_select_kth_matches_sorting():
         assert G.select_kth(a.copy(), n, k) == np.sort(a)[k]
 
 
-@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("loss_kind, tau", [(LOSS_PINBALL, 0.1), (LOSS_PINBALL, 0.5), (LOSS_PINBALL, 0.9),
+                                            (LOSS_ABSOLUTE, 0.5), (LOSS_SQUARED, 0.5)])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(tau, weighted):
-    rng = np.random.default_rng(int(tau * 10) + weighted)
+def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau, weighted):
+    rng = np.random.default_rng(int(tau * 10) + weighted + 7 * loss_kind)
     n, maxsize = 50, 15
     X = rng.normal(size=(n, 2))
     y = X[:, 0] ** 2 + 3.0 + rng.normal(size=n)
     w = rng.uniform(0.2, 2.0, n) if weighted else np.ones(n)
-    data = (np.ascontiguousarray(X.T), y, w, float(w.sum()), LOSS_PINBALL, tau)
+    data = (np.ascontiguousarray(X.T), y, w, float(w.sum()), loss_kind, tau)
     ws = make_workspace(2 * maxsize + 4, n)
     params = np.zeros(G.N_PARAMS)
     params[G.P_BASELINE], params[G.P_PARSIMONY] = 1.0, 0.0
+    if loss_kind == LOSS_PINBALL:
+        def loss_of(r):
+            return np.sum(w * r * (tau - (r < 0))) / w.sum()
+    elif loss_kind == LOSS_ABSOLUTE:
+        def loss_of(r):
+            return np.sum(w * np.abs(r)) / w.sum()
+    else:
+        def loss_of(r):
+            return np.sum(w * r * r) / w.sum()
     changed = 0
     for ops, feats, vals in random_expressions(200, 2, max_complexity=maxsize - 2, seed=1):
         length = len(ops)
@@ -179,9 +189,11 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(tau, weighted)
         assert new_loss == pytest.approx(tree_loss(*o, new_len, data, ws), rel=1e-12, abs=1e-12)
         if new_loss < loss and np.all(np.abs(pred) < 1e6):  # well-conditioned: brute force applies
             changed += 1
-            # no constant shift of the original expression does better (the optimum is at a residual)
+            # no constant shift of the original expression does better: the optimum is at a residual
+            # (pinball, absolute) or the weighted mean of the residuals (squared)
             resid = y - pred
-            brute = min(np.sum(w * (resid - b) * (tau - (resid - b < 0))) / w.sum() for b in resid)
+            shifts = [np.average(resid, weights=w)] if loss_kind == LOSS_SQUARED else resid
+            brute = min(loss_of(resid - b) for b in shifts)
             assert new_loss == pytest.approx(brute, rel=1e-9, abs=1e-12)
     assert changed > 20
 
