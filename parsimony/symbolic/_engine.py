@@ -701,18 +701,20 @@ def _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, offset_s
                        max_length, int(params[P_MAXSIZE]), params)
 
 
+@njit
+def _tree_buffers(cap):
+    """Scratch ``(ops, feats, vals)`` arrays for one expression of up to ``cap`` nodes."""
+    return np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap)
+
+
 @njit(error_model="numpy")
 def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data, ws,
                     binops, unops, weights, params, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
     """Fill a population with random small expressions (at most 3 operators each)."""
     size, max_length = pop_ops.shape
     cap = 2 * max_length + 4
-    t_ops = np.empty(cap, dtype=np.int64)
-    t_feats = np.empty(cap, dtype=np.int64)
-    t_vals = np.empty(cap)
-    o_ops = np.empty(cap, dtype=np.int64)
-    o_feats = np.empty(cap, dtype=np.int64)
-    o_vals = np.empty(cap)
+    o_ops, o_feats, o_vals = _tree_buffers(cap)
+    t_ops, t_feats, t_vals = _tree_buffers(cap)
     maxsize = int(params[P_MAXSIZE])
     for i in range(size):
         length = -1
@@ -740,12 +742,8 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
     """One iteration of regularized evolution of one population; returns the evaluations used."""
     size, max_length = pop_ops.shape
     cap = 2 * max_length + 4
-    o_ops = np.empty(cap, dtype=np.int64)
-    o_feats = np.empty(cap, dtype=np.int64)
-    o_vals = np.empty(cap)
-    t_ops = np.empty(cap, dtype=np.int64)
-    t_feats = np.empty(cap, dtype=np.int64)
-    t_vals = np.empty(cap)
+    o_ops, o_feats, o_vals = _tree_buffers(cap)
+    t_ops, t_feats, t_vals = _tree_buffers(cap)
     scratch_idx = np.empty(size, dtype=np.int64)
     scratch_cost = np.empty(size)
     freq = np.empty(freq_global.shape[0])
