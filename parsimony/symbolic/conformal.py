@@ -19,6 +19,11 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_array_1d, check_quantile, check_same_length
 
 
+def _ordered(band):
+    """``(lower, upper)`` of a two-column band, crossed quantiles swapped."""
+    return np.minimum(band[:, 0], band[:, 1]), np.maximum(band[:, 0], band[:, 1])
+
+
 def conformal_margin(lower, upper, y, alpha) -> float:
     """Split-conformal widening of the band ``[lower, upper]`` from calibration points ``y``.
 
@@ -90,18 +95,15 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         if band.ndim != 2 or band.shape[1] != 2:
             raise ValueError("the estimator must predict two columns (lower, upper) for two quantile levels")
         self.estimator_ = est
-        # calibrate the band exactly as predict_interval forms it (crossed quantiles swapped)
-        lower, upper = np.minimum(band[:, 0], band[:, 1]), np.maximum(band[:, 0], band[:, 1])
-        self.margin_ = conformal_margin(lower, upper, y[cal], alpha)
+        self.margin_ = conformal_margin(*_ordered(band), y[cal], alpha)  # the band as predict_interval uses it
         return self
 
     def predict_interval(self, X):
         """``(n, 2)`` array of calibrated lower and upper bounds."""
         check_is_fitted(self, "margin_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        band = np.asarray(self.estimator_.predict(X), dtype=float)
-        lower = np.minimum(band[:, 0], band[:, 1]) - self.margin_
-        upper = np.maximum(band[:, 0], band[:, 1]) + self.margin_
+        lower, upper = _ordered(np.asarray(self.estimator_.predict(X), dtype=float))
+        lower, upper = lower - self.margin_, upper + self.margin_
         # a negative margin (band too wide on calibration) may cross narrow bands: collapse them
         crossed = lower > upper
         mid = 0.5 * (lower + upper)
