@@ -302,6 +302,9 @@ def _drop_range(ops, feats, vals, s, e, m):
     return m - (e - s)
 
 
+FOLD_NONE, FOLD_DROP_OPERAND, FOLD_DROP_TERM = 0, 1, 2  # what _fold_sum_constant asks the caller to do
+
+
 @njit
 def _sum_constant(o_ops, root):
     """A constant term of the sum rooted at ``root``: ``(slot, sign)``, or ``(-1, 0.0)`` if none.
@@ -332,43 +335,44 @@ def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
     """Fold the constant operand ``k`` of ``L op R`` (op + or -) into a constant term of the other side.
 
     ``T +- k`` and ``k + T``, where the sum ``T`` has a constant term ``c`` (anywhere among its
-    terms joined by + and -), update ``c``; ``k - (c +- B)`` becomes ``(k - c) -+ B`` and
-    ``k - (A +- c)`` becomes ``(k -+ c) - A`` (updating ``k``; the caller then removes ``c`` and
-    T's operator). Returns False, changing nothing, when no rule applies or the folded constant
-    is not finite.
+    terms joined by + and -), update ``c``, and ``k - (c +- B)`` becomes ``(k - c) -+ B``: the
+    caller then drops ``k`` and its operator (``FOLD_DROP_OPERAND``). ``k - (A +- c)`` becomes
+    ``(k -+ c) - A`` by updating ``k``: the caller then drops ``c`` and T's operator
+    (``FOLD_DROP_TERM``). Returns ``FOLD_NONE``, changing nothing, when no rule applies or the
+    folded constant is not finite.
     """
     s = 1.0 if op == ADD else -1.0
     troot = m - 1 if lconst else sr - 1
     t_start = sr if lconst else sl
     top = o_ops[troot]
     if troot == t_start or (top != ADD and top != SUB):
-        return False
+        return FOLD_NONE
     k = o_vals[sl] if lconst else o_vals[sr]
     if not lconst or s > 0:  # T +- k, or k + T: update a constant term of T in place
         slot, sign = _sum_constant(o_ops, troot)
         if slot < 0:
-            return False
+            return FOLD_NONE
         v = o_vals[slot] + sign * (s * k if not lconst else k)
         if not math.isfinite(v):
-            return False
+            return FOLD_NONE
         o_vals[slot] = v
-        return True
+        return FOLD_DROP_OPERAND
     st = 1.0 if top == ADD else -1.0
     b_start = subtree_start(o_ops, troot - 1)
     if b_start == troot - 1 and o_ops[b_start] == CONST:  # k - (A +- c) = (k -+ c) - A
         v = k - st * o_vals[b_start]
         if not math.isfinite(v):
-            return False
+            return FOLD_NONE
         o_vals[sl] = v
-        return True
+        return FOLD_DROP_TERM
     if b_start - 1 == t_start and o_ops[t_start] == CONST:  # k - (c +- B) = (k - c) -+ B
         v = k - o_vals[t_start]
         if not math.isfinite(v):
-            return False
+            return FOLD_NONE
         o_vals[t_start] = v
         o_ops[troot] = SUB if st > 0 else ADD
-        return True
-    return False
+        return FOLD_DROP_OPERAND
+    return FOLD_NONE
 
 
 @njit(error_model="numpy")
@@ -377,9 +381,10 @@ def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
 
     Rules: an operator on constants becomes a constant (when finite); ``x + 0``, ``0 + x``,
     ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ^ 1`` -> ``x``; ``x * 0`` -> ``0``;
-    ``x - x`` -> ``0``; ``x / x`` -> ``1``; ``-(-x)`` -> ``x``; ``c1 + (x + c2)`` ->
-    ``x + (c1 + c2)`` and the same for products. Values are preserved wherever the original
-    is finite.
+    ``x - x`` -> ``0``; ``x / x`` -> ``1``; ``-(-x)`` -> ``x``; a constant operand of ``+``
+    or ``-`` folds into a constant term of the other side (``(x - c1) + c2`` -> ``x - c``,
+    :func:`_fold_sum_constant`); ``c1 * (x * c2)`` -> ``x * (c1 * c2)``. Values are preserved
+    wherever the original is finite.
     """
     starts = np.empty(length + 1, dtype=np.int64)
     sp = 0
@@ -434,18 +439,18 @@ def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
             _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0 if op == SUB else 1.0)
             m = sl + 1
             continue
-        if (op == ADD or op == SUB) and lconst != rconst and _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
-            # one constant left in the sum: drop the folded one (see _fold_sum_constant)
-            if rconst:
-                m = sr
-            elif op == ADD or o_ops[m - 2] != CONST or subtree_start(o_ops, m - 2) != m - 2:
-                m = _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
-            else:  # k - (A +- c) became k' - A
-                m -= 2
-                _set(o_ops, o_feats, o_vals, m, SUB, 0, 0.0)
-                m += 1
+        fold = FOLD_NONE
+        if (op == ADD or op == SUB) and lconst != rconst:
+            fold = _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst)
+        if fold == FOLD_DROP_OPERAND:
+            m = sr if rconst else _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
             continue
-        if (op == ADD or op == MUL) and (lconst != rconst):
+        if fold == FOLD_DROP_TERM:  # k - (A +- c) became k' - A
+            m -= 2
+            _set(o_ops, o_feats, o_vals, m, SUB, 0, 0.0)
+            m += 1
+            continue
+        if op == MUL and (lconst != rconst):  # sums are folded above
             root = m - 1 if lconst else sr - 1
             other_start = sr if lconst else sl
             if o_ops[root] == op:
@@ -658,32 +663,28 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scr
     if b == 0.0 or not abs(b) < np.inf:
         return length, loss, cplx
     root = o_ops[length - 1]
+    slot = -1  # the root's constant operand, if any
     if root == ADD or root == SUB:
-        slot = -1
         if o_ops[length - 2] == CONST:
             slot = length - 2
         elif o_ops[0] == CONST and subtree_start(o_ops, length - 2) == 1:
             slot = 0
-        if slot >= 0:
-            old = o_vals[slot]
-            o_vals[slot] = old - b if root == SUB and slot > 0 else old + b
-            if max(largest, abs(old), abs(b)) < 1e6 * loss:
-                # well conditioned: the shifted values are the old ones plus b up to rounding
-                for i in range(n):
-                    resid[i] = rows[i] + b
-                new_loss = loss_of_rows(resid, y, w, loss_kind, tau) / wsum
-            else:  # a shift that cancels large values: evaluate exactly
-                new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
-            if new_loss < loss:
-                return length, new_loss, cplx
-            o_vals[slot] = old
-            return length, loss, cplx
     extra = weights[CONST] + weights[ADD]
-    if cplx + extra > maxsize or length + 2 > max_length:
+    if slot < 0 and (cplx + extra > maxsize or length + 2 > max_length):
         return length, loss, cplx
-    for i in range(n):  # the values of f + b, computed as the evaluator would
+    for i in range(n):  # the values of f + b, computed as the evaluator computes them
         resid[i] = rows[i] + b
     new_loss = loss_of_rows(resid, y, w, loss_kind, tau) / wsum
+    if slot >= 0:
+        old = o_vals[slot]
+        o_vals[slot] = old - b if root == SUB and slot > 0 else old + b
+        # the moved constant gives f + b up to rounding, unless the shift cancels large values
+        if not max(largest, abs(old), abs(b)) < 1e6 * loss:
+            new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+        if new_loss < loss:
+            return length, new_loss, cplx
+        o_vals[slot] = old
+        return length, loss, cplx
     if not new_loss / params[P_BASELINE] + params[P_PARSIMONY] * extra < loss / params[P_BASELINE]:
         return length, loss, cplx
     _set(o_ops, o_feats, o_vals, length, CONST, 0, b)
