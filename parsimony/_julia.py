@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import check_quantile
+from ._validation import check_quantile, seed_from
 from .backend import JULIA_INSTALL_HINT, JuliaUnavailableError, julia_status, resolve_backend
 
 #: UUID of the Julia package ParsimonyKernels (julia/Project.toml, declared in juliapkg.json).
@@ -340,8 +340,7 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
             raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
         kwargs["timeout_in_seconds"] = float(time_limit)
     if random_state is not None:
-        kwargs["random_state"] = random_state if isinstance(random_state, (int, np.integer)) else \
-            int(np.random.default_rng(random_state).integers(2**31 - 1))
+        kwargs["random_state"] = seed_from(random_state)
         kwargs["deterministic"] = True
         kwargs["parallelism"] = "serial"
     else:
@@ -359,19 +358,6 @@ _PYSR_SYMPY_LOCALS = {
 }
 
 
-def _scores(loss: np.ndarray, complexity: np.ndarray) -> np.ndarray:
-    """PySR's score: ``-d log(loss) / d complexity`` between consecutive front entries (first: 0)."""
-    score = np.zeros(loss.shape[0])
-    for i in range(1, loss.shape[0]):
-        if loss[i] <= 0.0:
-            score[i] = np.inf
-        elif loss[i - 1] <= 0.0:
-            score[i] = -np.inf
-        else:
-            score[i] = -math.log(loss[i] / loss[i - 1]) / (complexity[i] - complexity[i - 1])
-    return score
-
-
 def equations_from_pysr(frame, feature_names=None):
     """Convert a PySR ``equations_`` DataFrame to the native schema (:data:`EQUATIONS_COLUMNS`).
 
@@ -383,6 +369,8 @@ def equations_from_pysr(frame, feature_names=None):
     """
     import pandas as pd
     import sympy
+
+    from .symbolic.regressor import pareto_scores
 
     missing = [c for c in ("complexity", "loss", "equation") if c not in frame.columns]
     if missing:
@@ -422,7 +410,7 @@ def equations_from_pysr(frame, feature_names=None):
     return pd.DataFrame({
         "complexity": complexity,
         "loss": loss,
-        "score": _scores(loss, complexity),
+        "score": pareto_scores(complexity, loss),
         "equation": [rename_text(str(e)) for e in df["equation"]],
         "sympy": exprs,
     }, columns=list(EQUATIONS_COLUMNS))
@@ -450,7 +438,7 @@ def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samp
     y = np.asarray(y, dtype=np.float64)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if max_samples is not None and X.shape[0] > max_samples:
-        rng = np.random.default_rng(params.get("random_state"))
+        rng = np.random.default_rng(seed_from(params.get("random_state")))
         rows = np.sort(rng.choice(X.shape[0], size=int(max_samples), replace=False))
         X, y = X[rows], y[rows]
         w = None if w is None else w[rows]

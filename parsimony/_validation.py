@@ -117,3 +117,16 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     if w.sum() <= 0:
         raise ValueError("sample_weight: all weights are zero; at least one must be positive")
     return w
+
+
+def seed_from(random_state, name: str = "random_state") -> int:
+    """An integer seed: fresh entropy for None, the int itself, or a draw from a RandomState/Generator."""
+    if random_state is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, (bool, np.bool_)):
+        return int(random_state) % (2**63)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**31 - 1))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**62))
+    raise ValueError(f"{name} must be None, an int or a numpy RandomState/Generator, got {random_state!r}")

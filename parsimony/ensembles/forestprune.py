@@ -22,7 +22,9 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _julia
-from .._validation import check_array_1d, check_int, check_nonnegative, check_option, check_same_length
+from .._validation import (
+    check_array_1d, check_int, check_nonnegative, check_option, check_same_length, seed_from,
+)
 from ..backend import resolve_backend
 from . import _cbcd
 from ._depth_matrices import (
@@ -380,12 +382,6 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self.backend_ = resolve_backend(self.backend)
         return _julia.get_kernel("cbcd", self.backend_)
 
-    def _seed(self):
-        rs = self.random_state
-        if isinstance(rs, np.random.RandomState):
-            return rs.randint(np.iinfo(np.int32).max)
-        return rs
-
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y):
         """Solve problem (1) (or 5) for ``alpha`` on ``X``, ``y``, then polish if asked."""
@@ -393,7 +389,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
         sol = solve(problem, alpha, self._mode(), float(self.polish_alpha), self.max_trees, patience,
-                    np.random.default_rng(self._seed()), cbcd=cbcd)
+                    np.random.default_rng(seed_from(self.random_state)), cbcd=cbcd)
         self._install(problem, sol)
         return self
 
@@ -468,7 +464,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             fac_val = (leaf_indices(self._tables, X_val), self._tables.leaf_table_t, self._tables.leaf_offset)
             val = (fac_val, y_val - ensemble_offset(self._tables, X_val))
         mode = self._mode()
-        rng = np.random.default_rng(self._seed())
+        rng = np.random.default_rng(seed_from(self.random_state))
         n = problem.n_trees
         layers = np.zeros(n, dtype=np.int64)
         beta = np.ones(n) if mode == _cbcd.PLAIN else np.zeros(n)

@@ -279,6 +279,7 @@ def _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_l
 
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
+FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this fraction
 
 
 def _polish(ops, feats, vals, loss, data, ws, state, scratch):
@@ -335,12 +336,21 @@ def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weig
                                    *offset_scratch, weights, n + 2, maxsize, params)
         if loss2 < loss:
             offer(*_polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws, state, scratch))
-    front = []
+    return [{"complexity": c, "loss": float(best[c][0]), "ops": best[c][1], "feats": best[c][2], "vals": best[c][3]}
+            for c in pareto_complexities({c: entry[0] for c, entry in best.items()}, baseline)]
+
+
+def pareto_complexities(losses: dict, baseline: float) -> list:
+    """Complexities of the front, in increasing order, from ``{complexity: loss}``.
+
+    A more complex entry must lower the loss by more than the fraction ``FRONT_MIN_GAIN``: an
+    offset of 1e-7 or a duplicated term is not worth a row of the front.
+    """
+    kept = []
     lowest = np.inf
-    for cplx in sorted(best):
-        loss, ops, feats, vals = best[cplx]
-        # a more complex expression must improve the loss beyond rounding noise
-        if not front or loss < lowest - 1e-12 * (abs(lowest) + baseline):
+    for cplx in sorted(losses):
+        loss = losses[cplx]
+        if not kept or loss < lowest - FRONT_MIN_GAIN * abs(lowest) - 1e-12 * baseline:
             lowest = loss
-            front.append({"complexity": cplx, "loss": float(loss), "ops": ops, "feats": feats, "vals": vals})
-    return front
+            kept.append(cplx)
+    return kept

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
-    check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit,
+    check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit, seed_from,
 )
 from ..backend import resolve_backend
 from ..metrics import TOKEN_COMPLEXITY
@@ -68,11 +68,16 @@ def calibration_tolerance(quantile, sample_weight) -> float:
     return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)
 
 
-def _scores(complexity, loss):
-    logs = np.log(np.maximum(loss, 1e-300))
-    score = np.zeros(len(loss))
-    if len(loss) > 1:
-        score[1:] = -np.diff(logs) / np.diff(complexity)
+def pareto_scores(complexity, loss) -> np.ndarray:
+    """PySR's score, ``-d log(loss) / d complexity`` between consecutive front rows.
+
+    The first row scores 0, an exact fit after an inexact one scores ``inf``.
+    """
+    loss = np.asarray(loss, dtype=float)
+    score = np.zeros(loss.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        score[1:] = -np.diff(np.log(loss)) / np.diff(np.asarray(complexity, dtype=float))
+    score[1:][loss[:-1] <= 0] = -np.inf  # nothing improves on an exact fit
     return score
 
 
@@ -223,18 +228,6 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
             return AUTO_BATCH_SIZE
         return check_int(self.batch_size, "batch_size", minimum=16)
 
-    def _seed(self):
-        rs = self.random_state
-        if rs is None:
-            return int(np.random.SeedSequence().generate_state(1)[0])
-        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
-            return int(rs) % (2**63)
-        if isinstance(rs, np.random.RandomState):
-            return int(rs.randint(0, 2**31 - 1))
-        if isinstance(rs, np.random.Generator):
-            return int(rs.integers(0, 2**62))
-        raise ValueError(f"random_state must be None, an int or a numpy RandomState/Generator, got {rs!r}")
-
     # ------------------------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
         """Search a Pareto front of expressions per quantile level; returns ``self``."""
@@ -250,7 +243,7 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
         check_option(self.model_selection, "model_selection", MODEL_SELECTIONS)
         w = check_sample_weight(sample_weight, len(y))
         w = np.ones(len(y)) if w is None else w
-        seed = self._seed()
+        seed = seed_from(self.random_state)
         rng = np.random.default_rng(seed)
         if self.max_samples is not None:
             max_samples = check_int(self.max_samples, "max_samples", minimum=1)
@@ -320,7 +313,7 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
         return pd.DataFrame({
             "complexity": complexity,
             "loss": loss,
-            "score": _scores(complexity, loss),
+            "score": pareto_scores(complexity, loss),
             "equation": [to_string(r["ops"], r["feats"], r["vals"], len(r["ops"]), self.feature_names_)
                          for r in front],
             "sympy": [to_sympy(r["ops"], r["feats"], r["vals"], len(r["ops"]), symbols) for r in front],

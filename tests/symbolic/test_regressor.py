@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from parsimony.backend import JuliaUnavailableError, julia_status
 from parsimony.metrics import coverage, pinball_loss
 from parsimony.symbolic import SymbolicQuantileRegressor, select_equation
+from parsimony.symbolic._search import pareto_complexities
 
 TINY = dict(niterations=2, populations=2, population_size=10, ncycles_per_iteration=5, progress=False)
 
@@ -89,6 +90,12 @@ def test_several_quantiles_and_rearrangement():
     # rearrangement only sorts: the multiset of the row's predictions is unchanged
     np.testing.assert_allclose(np.sort(raw.predict(X), axis=1), np.sort(pred, axis=1))
     assert len(model.sympy()) == 3 and len(model.latex()) == 3
+
+
+def test_front_rows_lower_the_loss_beyond_a_negligible_fraction():
+    # 5: a 1e-8 gain (an offset of 1e-7); 6: worse; 9: a real gain; 13: no gain below an exact fit
+    losses = {1: 2.0, 3: 1.0, 5: 1.0 - 1e-8, 6: 1.2, 7: 0.5, 9: 0.5 * (1 - 1e-3), 11: 0.0, 13: 0.0}
+    assert pareto_complexities(losses, baseline=2.0) == [1, 3, 7, 9, 11]
 
 
 def test_time_limit_returns_the_current_front():
