@@ -13,6 +13,7 @@ re-weights the kept trees (problem 2), or is optimised jointly with the pruning 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _julia
 from .._validation import (
-    check_array_1d, check_int, check_nonnegative, check_option, check_same_length, seed_from,
+    check_array_1d, check_int, check_nonnegative, check_option, check_same_length, check_time_limit,
+    seed_from,
 )
 from ..backend import resolve_backend
 from . import _cbcd
@@ -43,6 +45,7 @@ __all__ = ["ForestPrune", "select_path_model"]
 
 _DEFAULT_PATIENCE = 1  # the paper's rule: stop at the first swap that does not improve
 _MAX_SWEEPS = 10_000
+_SWEEP_CHUNK = 25  # with a deadline, CBCD runs this many sweeps between clock checks
 _POLISH_OPTIONS = (None, "ridge", "best_subset")
 
 
@@ -103,18 +106,38 @@ class Solution:
     n_sweeps: int
     n_swaps: int
     history: np.ndarray
-    converged: bool
+    status: str  # "converged", "max_sweeps" (a CBCD run hit its sweep cap) or "time_limit"
     residual: np.ndarray | None = None
+
+
+def _run_cbcd(cbcd, args, R, layers, beta, gamma, pen_scale, alpha2, mode, mt, history, deadline):
+    """CBCD to convergence, ``_MAX_SWEEPS`` or the deadline; returns ``(sweeps, status)``."""
+    if deadline is None:
+        sweeps = cbcd(*args, R, layers, beta, gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, history)
+        return abs(sweeps), "converged" if sweeps > 0 else "max_sweeps"
+    total = 0
+    while True:  # the kernel resumes from the state it left in R, layers, beta
+        chunk = min(_SWEEP_CHUNK, _MAX_SWEEPS - total)
+        sweeps = cbcd(*args, R, layers, beta, gamma, pen_scale, alpha2, mode, mt, chunk, history[total:])
+        total += abs(sweeps)
+        if sweeps > 0:
+            return total, "converged"
+        if total >= _MAX_SWEEPS:
+            return total, "max_sweeps"
+        if time.perf_counter() > deadline:
+            return total, "time_limit"
 
 
 def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2: float = 0.0,
           max_trees: int | None = None, patience: int = _DEFAULT_PATIENCE, rng=None,
-          layers0=None, beta0=None, residual0=None, cbcd=_cbcd.cbcd) -> Solution:
+          layers0=None, beta0=None, residual0=None, cbcd=_cbcd.cbcd, deadline: float | None = None) -> Solution:
     """CBCD from ``layers0`` (zeros by default), then local search; returns the best point seen.
 
     ``residual0`` may pass the residual of the warm start (``Solution.residual``) to skip its
     computation; the returned residual is maintained incrementally (drift ~1e-13). ``cbcd`` is
     the sweep kernel, the numba one or its Julia twin (``parsimony._julia.get_kernel("cbcd", ...)``).
+    Past ``deadline`` (a ``time.perf_counter()`` value) CBCD and the local search stop and the
+    best point so far is returned with status ``"time_limit"``.
     """
     n = problem.n_trees
     rng = np.random.default_rng(rng)
@@ -134,19 +157,22 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
     else:
         R = np.array(residual0, dtype=np.float64)
     history = np.full(200, np.nan)
-    sweeps = cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, history)
-    converged = sweeps > 0
-    history = history[: min(abs(sweeps), history.size)].copy()
-    total_sweeps = abs(sweeps)
+    sweeps, status = _run_cbcd(cbcd, args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, history,
+                               deadline)
+    history = history[: min(sweeps, history.size)].copy()
+    total_sweeps = sweeps
     best_obj = _cbcd.objective(R, layers, beta, problem.wcum, pen_scale, alpha2, mode)
     best = (layers.copy(), beta.copy(), R.copy())
     n_swaps = 0
     fails = 0
     scratch = np.empty(0)
-    while fails < patience:
+    while fails < patience and status != "time_limit":
         kept = np.flatnonzero(layers > 0)
         empty = problem.swap_order[layers[problem.swap_order] == 0]
         if kept.size == 0 or empty.size == 0:
+            break
+        if deadline is not None and time.perf_counter() > deadline:
+            status = "time_limit"
             break
         xi = int(kept[rng.integers(kept.size)])
         istar = int(empty[0])
@@ -157,9 +183,11 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
         _cbcd.set_block(*fac, R, istar, 0, 0.0, full, 1.0, problem.gamma)
         layers[istar] = full
         beta[istar] = 1.0
-        sweeps = cbcd(*args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt, _MAX_SWEEPS, scratch)
-        total_sweeps += abs(sweeps)
-        converged = converged and sweeps > 0
+        sweeps, swap_status = _run_cbcd(cbcd, args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt,
+                                        scratch, deadline)
+        total_sweeps += sweeps
+        if swap_status != "converged":
+            status = swap_status
         n_swaps += 1
         obj = _cbcd.objective(R, layers, beta, problem.wcum, pen_scale, alpha2, mode)
         if obj < best_obj - 1e-12 * abs(best_obj):
@@ -170,7 +198,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
             layers[:], beta[:], R[:] = best
             fails += 1
     layers, beta, R = best
-    return Solution(layers, beta, float(best_obj), total_sweeps, n_swaps, history, converged, R)
+    return Solution(layers, beta, float(best_obj), total_sweeps, n_swaps, history, status, R)
 
 
 def ridge_polish(Q, target, gamma, alpha2):
@@ -295,8 +323,12 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         non-improving swaps end it.
     n_estimators, max_depth : int, default=100, 6
         Size of the random forest fitted when ``estimator`` is None.
-    random_state : int, RandomState or None
+    random_state : int, RandomState, Generator or None
         Seeds the local search (and the forest fitted when ``estimator`` is None).
+    time_limit : float or None, default=None
+        Seconds allowed from the start of ``fit`` (or ``path``); past it CBCD and the local search
+        stop, the best point found is kept and ``status_`` is "time_limit" (``path`` stops at
+        the alpha being solved and marks ``path_.attrs["status"]``).
     backend : {"auto", "native", "julia"}, default="auto"
         Engine of the CBCD sweeps: the numba kernels ("native"), or their ParsimonyKernels twin
         through juliacall ("julia"; needs ``pip install 'parsimony-ml[julia]'`` and a Julia
@@ -313,14 +345,14 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     n_trees_, n_nodes_ : size of the pruned model.
     n_sweeps_, n_swaps_, history_ : CBCD sweeps, local-search swaps, objective after each sweep
         of the first CBCD run (at most 200 recorded).
-    status_ : "converged" or "max_sweeps".
+    status_ : "converged", "max_sweeps" (a CBCD run hit its sweep cap) or "time_limit".
     backend_ : "native" or "julia", the engine that ran.
     path_ : DataFrame of the last ``path`` / ``fit_path`` call.
     """
 
     def __init__(self, estimator=None, alpha=1.0, weighting="node", polish=None, polish_alpha=1e-4,
                  max_trees=None, joint=False, local_search=True, n_estimators=100, max_depth=6,
-                 random_state=None, backend="auto"):
+                 random_state=None, time_limit=None, backend="auto"):
         self.estimator = estimator
         self.alpha = alpha
         self.weighting = weighting
@@ -332,6 +364,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.random_state = random_state
+        self.time_limit = time_limit
         self.backend = backend
 
     # -- setup ----------------------------------------------------------------------------------
@@ -348,11 +381,15 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         if self.joint and self.polish is None:
             raise ValueError("joint=True optimises pruning and polishing together: set polish='ridge' or 'best_subset'")
         patience = _check_local_search(self.local_search)
+        check_time_limit(self.time_limit)
         if self.estimator is None:
             check_int(self.n_estimators, "n_estimators", minimum=1)
             if self.max_depth is not None:
                 check_int(self.max_depth, "max_depth", minimum=1)
         return alpha, patience
+
+    def _deadline(self, start):
+        return None if self.time_limit is None else start + float(self.time_limit)
 
     def _mode(self):
         if not self.joint:
@@ -385,11 +422,13 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y):
         """Solve problem (1) (or 5) for ``alpha`` on ``X``, ``y``, then polish if asked."""
+        start = time.perf_counter()
         alpha, patience = self._check_params()
         cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
         sol = solve(problem, alpha, self._mode(), float(self.polish_alpha), self.max_trees, patience,
-                    np.random.default_rng(seed_from(self.random_state)), cbcd=cbcd)
+                    np.random.default_rng(seed_from(self.random_state)), cbcd=cbcd,
+                    deadline=self._deadline(start))
         self._install(problem, sol)
         return self
 
@@ -412,7 +451,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self.n_sweeps_ = sol.n_sweeps
         self.n_swaps_ = sol.n_swaps
         self.history_ = sol.history
-        self.status_ = "converged" if sol.converged else "max_sweeps"
+        self.status_ = sol.status
         kept = np.flatnonzero(layers > 0)
         self.n_trees_ = int(kept.size)
         self.n_nodes_ = int(sum(problem.ncum[i, layers[i]] for i in kept))
@@ -439,10 +478,13 @@ class ForestPrune(RegressorMixin, BaseEstimator):
 
         Returns a DataFrame with one row per alpha: ``alpha, objective, n_trees, n_nodes,
         depth_hist`` (trees per number of layers kept, index 0 = removed), ``train_error`` and
-        ``val_error`` (mean squared errors; NaN without validation data), ``n_sweeps`` and
-        ``layers``. ``attrs`` holds the full ensemble's errors. Default alphas: 50 values
-        geometrically spaced from the smallest alpha that empties the ensemble down to 1e-4 of it.
+        ``val_error`` (mean squared errors; NaN without validation data), ``n_sweeps``, ``status``,
+        ``layers`` and ``beta``. ``attrs`` holds the full ensemble's errors and the path's
+        ``status`` ("completed", or "time_limit" when ``time_limit`` cut it short: the rows stop
+        at the alpha being solved). Default alphas: 50 values geometrically spaced from the
+        smallest alpha that empties the ensemble down to 1e-4 of it.
         """
+        start = time.perf_counter()
         _, patience = self._check_params()
         cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
@@ -470,12 +512,17 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         beta = np.ones(n) if mode == _cbcd.PLAIN else np.zeros(n)
         R = None
         rows = []
+        status = "completed"
         for a in alphas:
             sol = solve(problem, float(a), mode, float(self.polish_alpha), self.max_trees, patience, rng,
-                        layers, beta, R, cbcd)
+                        layers, beta, R, cbcd, deadline=self._deadline(start))
             layers, beta, R = sol.layers, sol.beta, sol.residual
             rows.append(self._path_row(problem, sol, float(a), val))
+            if sol.status == "time_limit":
+                status = "time_limit"
+                break
         df = pd.DataFrame(rows)
+        df.attrs["status"] = status
         full = problem.n_layers.copy()
         ones = np.ones(n)
         df.attrs["full_train_error"] = self._mse(problem.factors, problem.target, full, ones)
@@ -503,6 +550,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             "train_error": self._mse(problem.factors, problem.target, layers, beta),
             "val_error": np.nan if val is None else self._mse(val[0], val[1], layers, beta),
             "n_sweeps": sol.n_sweeps,
+            "status": sol.status,
             "layers": layers.copy(),
             "beta": beta.copy(),
         }
@@ -518,7 +566,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         row = df.loc[idx]
         self.alpha_ = float(row["alpha"])
         sol = Solution(row["layers"].copy(), row["beta"].copy(), float(row["objective"]),
-                       int(row["n_sweeps"]), 0, np.array([]), True)
+                       int(row["n_sweeps"]), 0, np.array([]), row["status"])
         self._install(self._path_problem, sol)
         del self._path_problem
         return self

@@ -18,6 +18,7 @@ from parsimony.ensembles._depth_matrices import (
     ensemble_offset,
     unpack_ensemble,
 )
+from parsimony.ensembles import forestprune as fp_module
 from parsimony.ensembles.forestprune import build_problem, select_path_model, solve
 
 
@@ -195,7 +196,7 @@ def test_objective_never_increases_across_sweeps(small_problem, mode):
     problem = small_problem[3]
     for alpha in (0.05, 0.5, 2.0):
         sol = solve(problem, alpha, mode, 0.01, patience=0)
-        assert sol.converged and len(sol.history) >= 2
+        assert sol.status == "converged" and len(sol.history) >= 2
         assert np.all(np.diff(sol.history) <= 1e-12 * abs(sol.history[0]))
         assert sol.objective == pytest.approx(sol.history[-1], abs=1e-12)
 
@@ -239,6 +240,43 @@ def test_local_search_only_improves_and_is_reproducible(small_problem):
     fa = ForestPrune(alpha=1.0, n_estimators=6, max_depth=3, random_state=5).fit(X, y)
     fb = ForestPrune(alpha=1.0, n_estimators=6, max_depth=3, random_state=5).fit(X, y)
     np.testing.assert_array_equal(fa.predict(X), fb.predict(X))
+
+
+@pytest.mark.parametrize("mode", [_cbcd.PLAIN, _cbcd.SUBSET])
+def test_cbcd_under_a_deadline_resumes_exactly_and_stops_with_its_best_point(small_problem, monkeypatch, mode):
+    import time
+
+    problem = small_problem[3]
+    whole = solve(problem, 0.3, mode, 0.01, patience=0)
+    assert whole.n_sweeps > 2
+    monkeypatch.setattr(fp_module, "_SWEEP_CHUNK", 1)  # a clock check after every sweep
+    chunked = solve(problem, 0.3, mode, 0.01, patience=0, deadline=time.perf_counter() + 3600)
+    assert chunked.status == "converged"
+    np.testing.assert_array_equal(chunked.layers, whole.layers)
+    assert chunked.objective == pytest.approx(whole.objective, rel=1e-12)
+    np.testing.assert_allclose(chunked.history[: whole.history.size - 1], whole.history[:-1], rtol=1e-12)
+    late = solve(problem, 0.3, mode, 0.01, patience=5, deadline=time.perf_counter() - 1)
+    assert late.status == "time_limit" and late.n_sweeps == 1 and late.n_swaps == 0
+    assert late.objective >= whole.objective - 1e-12
+    assert late.objective == pytest.approx(_brute_objective(problem, late.layers, late.beta, 0.3, 0.01, mode),
+                                           abs=1e-10)
+
+
+def test_time_limit_keeps_the_best_point_with_a_status(small_problem):
+    X, y, rf, _ = small_problem
+    plain = ForestPrune(rf, alpha=3.0, local_search=False).fit(X, y)
+    assert plain.status_ == "converged" and 0 < plain.n_trees_ < rf.n_estimators  # a swap is possible
+    cut = ForestPrune(rf, alpha=3.0, local_search=20, random_state=0, time_limit=1e-9).fit(X, y)
+    assert cut.status_ == "time_limit" and cut.n_swaps_ == 0  # CBCD ran to its fixed point, no swap did
+    assert cut.objective_ == plain.objective_
+    np.testing.assert_array_equal(cut.predict(X), plain.predict(X))
+    df = ForestPrune(rf, time_limit=1e-9, random_state=0).path(X, y)
+    # the path stops at the first alpha whose solve meets the clock (the largest empties the ensemble)
+    assert df.attrs["status"] == "time_limit" and len(df) < 50
+    assert df["status"].iloc[-1] == "time_limit" and (df["status"].iloc[:-1] == "converged").all()
+    assert ForestPrune(rf, random_state=0).path(X, y, alphas=[1.0, 0.1]).attrs["status"] == "completed"
+    with pytest.raises(ValueError, match="time_limit"):
+        ForestPrune(rf, time_limit=-1.0).fit(X, y)
 
 
 def test_alpha_limits_and_max_trees(small_problem):
