@@ -27,12 +27,23 @@ def _sq_cost(pw, pm, pq, a, b):
 
 
 @njit
-def _abs_cost(py, a, b, values):
-    """Absolute error of sorted points ``a..b`` (inclusive) about their median."""
-    mid = (a + b) // 2
-    med = values[mid]
-    left = med * (mid - a + 1) - (py[mid + 1] - py[a])
-    right = (py[b + 1] - py[mid + 1]) - med * (b - mid)
+def _abs_cost(pw, pm, a, b, values):
+    """Weighted absolute error of sorted points ``a..b`` (inclusive) about their weighted median."""
+    total = pw[b + 1] - pw[a]
+    if total <= 0.0:
+        return 0.0
+    # the weighted (lower) median: the first point whose cumulative weight reaches half the total
+    lo = a
+    hi = b
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if 2.0 * (pw[mid + 1] - pw[a]) >= total:
+            hi = mid
+        else:
+            lo = mid + 1
+    med = values[lo]
+    left = med * (pw[lo + 1] - pw[a]) - (pm[lo + 1] - pm[a])
+    right = (pm[b + 1] - pm[lo + 1]) - med * (pw[b + 1] - pw[lo + 1])
     c = left + right
     return c if c > 0.0 else 0.0
 
@@ -41,7 +52,7 @@ def _abs_cost(py, a, b, values):
 def _cost(kind, pw, pm, pq, values, a, b):
     if kind == 0:
         return _sq_cost(pw, pm, pq, a, b)
-    return _abs_cost(pm, a, b, values)
+    return _abs_cost(pw, pm, a, b, values)
 
 
 @njit
@@ -91,7 +102,7 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
     Parameters
     ----------
     kind : int
-        0 for weighted squared error (k-Means), 1 for absolute error (k-median, unit weights).
+        0 for weighted squared error (k-Means), 1 for weighted absolute error (k-median).
     weights, values : ndarray
         Points sorted by value, with their weights (ignored for ``kind=1``).
     max_clusters : int
@@ -113,12 +124,9 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
     pm = np.zeros(n + 1)
     pq = np.zeros(n + 1)
     for i in range(n):
-        if kind == 0:
-            pw[i + 1] = pw[i] + weights[i]
-            pm[i + 1] = pm[i] + weights[i] * values[i]
-            pq[i + 1] = pq[i] + weights[i] * values[i] * values[i]
-        else:
-            pm[i + 1] = pm[i] + values[i]
+        pw[i + 1] = pw[i] + weights[i]
+        pm[i + 1] = pm[i] + weights[i] * values[i]
+        pq[i + 1] = pq[i] + weights[i] * values[i] * values[i]
     kmax = max_clusters if max_clusters < n else n
     costs = np.empty(max(kmax, 1))
     prev = np.empty(n)

@@ -136,12 +136,13 @@ def _row_in(words, c):
 
 
 @njit
-def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, members):
+def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members):
     """Normalised loss of one leaf holding the classes of ``words``.
 
-    Squared loss: sum of squares about the mean from per-class (count, sum, sum of squares)
-    of the scaled targets. Absolute loss: absolute deviations about the median, from the rows
-    sorted by target (``row_class``/``row_y``).
+    Squared loss: weighted sum of squares about the weighted mean from per-class (weight,
+    weighted sum, weighted sum of squares) of the scaled targets. Absolute loss: weighted
+    absolute deviations about the weighted median, from the rows sorted by target
+    (``row_class``/``row_y``/``row_w``).
     """
     if loss_kind == 0:
         n = _members(words, members)
@@ -158,30 +159,29 @@ def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, members):
         v = q - s * s / w
         return v if v > 0.0 else 0.0
     # absolute loss: rows are sorted by target
-    cnt = 0
+    total = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
-            cnt += 1
-    if cnt == 0:
+            total += row_w[r]
+    if total <= 0.0:
         return 0.0
-    half = (cnt - 1) // 2
-    k = 0
+    acc = 0.0
     med = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
-            if k == half:
+            acc += row_w[r]
+            if 2.0 * acc >= total:  # the weighted (lower) median
                 med = row_y[r]
                 break
-            k += 1
     tot = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
-            tot += abs(row_y[r] - med)
+            tot += row_w[r] * abs(row_y[r] - med)
     return tot
 
 
 @njit
-def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, members, buf_w, buf_v):
+def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, row_w, members, buf_w, buf_v):
     """Lower bound on ``opt(words, d)``: the (k-Means) equivalent-points bound.
 
     Squared loss: weighted k-Means over the sorted class means plus the within-class loss
@@ -212,6 +212,7 @@ def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_cl
     m = 0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
+            buf_w[m] = row_w[r]
             buf_v[m] = row_y[r]
             m += 1
     best, _ = cluster_costs(1, buf_w[:m], buf_v[:m], kmax, lam, within)
@@ -220,13 +221,13 @@ def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_cl
 
 @njit
 def _entry(keys, depth, lb, val, feat, counters, words, d, bound_kind, loss_kind, lam, cw, cmean, cwithin, row_class,
-           row_y, members, buf_w, buf_v):
+           row_y, row_w, members, buf_w, buf_v):
     """Slot of subproblem ``(words, d)``, registered with its lower bound if new."""
     t = _find(keys, depth, words, d)
     if depth[t] == -1:
         keys[t, :] = words
         depth[t] = d
-        lb[t] = lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, members,
+        lb[t] = lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, row_w, members,
                             buf_w, buf_v)
         val[t] = np.inf
         feat[t] = -2
@@ -248,7 +249,7 @@ def _split_child(words, fbits, j, side, out):
 @njit
 def search(
     # problem
-    loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, row_class, row_y,
+    loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, row_class, row_y, row_w,
     # table
     keys, depth, lb, val, feat, counters,
     # stack
@@ -322,7 +323,7 @@ def search(
                 return NEED_SPACE
             # registered already, except the root on its first visit
             s = _entry(keys, depth, lb, val, feat, counters, words, d, bound_kind, loss_kind, lam, cw, cmean,
-                       cwithin, row_class, row_y, members, buf_w, buf_v)
+                       cwithin, row_class, row_y, row_w, members, buf_w, buf_v)
             if val[s] < np.inf:
                 ret = val[s]
                 ret_exact = True
@@ -343,7 +344,7 @@ def search(
                 return PAUSED
             steps += 1
             counters[1] += 1
-            leaf = leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, members) + lam
+            leaf = leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members) + lam
             st_best[f] = leaf
             st_bestf[f] = -1
             if leaf <= lb[s] or d == 0:
@@ -405,8 +406,8 @@ def search(
                         for i in range(nw):
                             child[i] = words[i] & ~fbits[j, i]
                             other[i] = words[i] & fbits[j, i]
-                        v0 = leaf_loss(loss_kind, child, cw, cs, cq, row_class, row_y, members)
-                        v1 = leaf_loss(loss_kind, other, cw, cs, cq, row_class, row_y, members)
+                        v0 = leaf_loss(loss_kind, child, cw, cs, cq, row_class, row_y, row_w, members)
+                        v1 = leaf_loss(loss_kind, other, cw, cs, cq, row_class, row_y, row_w, members)
                     cand_f[nf] = j
                     cand_key[nf] = v0 + v1 + 2.0 * lam
                     cand_s0[nf] = -1
@@ -474,7 +475,7 @@ def search(
                 for side in range(2):
                     _split_child(words, fbits, j, side, child)
                     t = _entry(keys, depth, lb, val, feat, counters, child, dc, bound_kind, loss_kind, lam, cw,
-                               cmean, cwithin, row_class, row_y, members, buf_w, buf_v)
+                               cmean, cwithin, row_class, row_y, row_w, members, buf_w, buf_v)
                     b = val[t] if val[t] < np.inf else lb[t]
                     lbs += b
                     if side == 0:
@@ -556,7 +557,7 @@ def search(
             for side in range(2):
                 _split_child(words, fbits, j, side, child)
                 t = _entry(keys, depth, lb, val, feat, counters, child, dc, bound_kind, loss_kind, lam, cw, cmean,
-                           cwithin, row_class, row_y, members, buf_w, buf_v)
+                           cwithin, row_class, row_y, row_w, members, buf_w, buf_v)
                 b = val[t] if val[t] < np.inf else lb[t]
                 if side == 0:
                     if b > st_lb0[f, p]:

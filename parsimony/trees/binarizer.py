@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_int
+from .._validation import check_int, check_sample_weight
 
 
 def _is_binary_column(col: np.ndarray) -> bool:
@@ -21,9 +21,11 @@ def _format_threshold(t: float) -> str:
 class Binarizer(TransformerMixin, BaseEstimator):
     """Turn numeric features into binary threshold features ``x_j <= t``.
 
-    Thresholds are deterministic: equal-frequency cut points (the OSRT paper's choice), each
-    placed midway between two consecutive distinct observed values so that it reads well
-    (``age <= 31.5``). Columns that already hold only 0 and 1 pass through unchanged.
+    Thresholds are deterministic: equal-frequency cut points (the OSRT paper's choice) at the
+    levels ``1/(k+1), ..., k/(k+1)`` (the smallest value whose cumulative share, weighted by
+    ``sample_weight`` if given, reaches the level), each placed midway between two consecutive
+    distinct observed values so that it reads well (``age <= 31.5``). Columns that already hold
+    only 0 and 1 pass through unchanged.
 
     Parameters
     ----------
@@ -64,10 +66,12 @@ class Binarizer(TransformerMixin, BaseEstimator):
             raise ValueError(f"thresholds has {len(spec)} entries for {self.n_features_in_} features")
         return spec[j]
 
-    def fit(self, X, y=None):
-        """Choose the thresholds of every column of ``X``."""
+    def fit(self, X, y=None, sample_weight=None):
+        """Choose the thresholds of every column of ``X`` (rows weighted by ``sample_weight``)."""
         check_int(self.n_thresholds, "n_thresholds", minimum=1)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        w = np.ones(X.shape[0]) if w is None else w
         names = getattr(self, "feature_names_in_", None)
         self.thresholds_ = []
         binary = []
@@ -86,7 +90,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 if not np.all(np.isfinite(thr)):
                     raise ValueError(f"thresholds for feature {name} must be finite")
             else:
-                thr = self._equal_frequency(col)
+                thr = self._equal_frequency(col[w > 0], w[w > 0])
             self.thresholds_.append(thr)
             binary.append(False)
             out_names.extend(f"{name} <= {_format_threshold(t)}" for t in thr)
@@ -94,11 +98,14 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.feature_names_out_ = np.asarray(out_names, dtype=object)
         return self
 
-    def _equal_frequency(self, col):
+    def _equal_frequency(self, col, w):
         values = np.unique(col)
         if values.size < 2:
             return np.empty(0)
-        qs = np.quantile(col, np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1), method="lower")
+        order = np.argsort(col, kind="stable")
+        cum = np.cumsum(w[order])
+        levels = np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1) * cum[-1]
+        qs = col[order][np.minimum(np.searchsorted(cum, levels, side="left"), len(col) - 1)]
         thr = []
         for q in qs:
             i = np.searchsorted(values, q, side="right") - 1  # largest value <= q

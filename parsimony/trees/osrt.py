@@ -9,7 +9,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_int, check_nonnegative, check_option, check_time_limit
+from .._validation import check_int, check_nonnegative, check_option, check_sample_weight, check_time_limit
 from . import _search
 from .binarizer import Binarizer
 
@@ -32,8 +32,29 @@ class SearchResult:
     table: dict | None = None
 
 
-def _equivalence_classes(Xb, y_scaled, loss_kind):
-    """Unique feature rows, sorted by their mean target, with per-class statistics."""
+def _weighted_median(values, weights):
+    """The lower weighted median: the first sorted value whose cumulative weight reaches half."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    return float(values[order][np.searchsorted(2.0 * cum, cum[-1])])
+
+
+def _merge_repeated_rows(Xb, y, w):
+    """Merge identical (row, target) pairs, adding their weights, in a canonical order.
+
+    Repeated rows and integer weights then give the same arithmetic, whatever the row order,
+    so ties between equally good trees break the same way. Returns the merged ``Xb, y, w``
+    and, for every input row, the index of its merged row.
+    """
+    key = np.concatenate([np.packbits(Xb, axis=1), y[:, None].view(np.uint8)], axis=1)
+    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
+    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    return Xb[first], y[first], np.bincount(inverse, weights=w, minlength=first.size), inverse
+
+
+def _equivalence_classes(Xb, y_scaled, w, loss_kind):
+    """Unique feature rows, sorted by their mean target, with per-class weighted statistics."""
     packed = np.packbits(Xb, axis=1)
     width = packed.shape[1]
     if width <= 8:
@@ -46,21 +67,21 @@ def _equivalence_classes(Xb, y_scaled, loss_kind):
     inverse = inverse.ravel()
     uniq = Xb[first]
     n_classes = uniq.shape[0]
-    cw = np.bincount(inverse, minlength=n_classes).astype(np.float64)
-    cs = np.bincount(inverse, weights=y_scaled, minlength=n_classes)
-    cq = np.bincount(inverse, weights=y_scaled * y_scaled, minlength=n_classes)
+    cw = np.bincount(inverse, weights=w, minlength=n_classes)
+    cs = np.bincount(inverse, weights=w * y_scaled, minlength=n_classes)
+    cq = np.bincount(inverse, weights=w * y_scaled * y_scaled, minlength=n_classes)
     cmean = cs / cw
     if loss_kind == 0:
-        cwithin = np.bincount(inverse, weights=(y_scaled - cmean[inverse]) ** 2, minlength=n_classes)
+        cwithin = np.bincount(inverse, weights=w * (y_scaled - cmean[inverse]) ** 2, minlength=n_classes)
     else:
         cwithin = np.zeros(n_classes)
         order = np.lexsort((y_scaled, inverse))
         starts = np.searchsorted(inverse[order], np.arange(n_classes))
         ends = np.append(starts[1:], len(order))
         for c in range(n_classes):
-            vals = y_scaled[order[starts[c]:ends[c]]]
-            med = vals[(len(vals) - 1) // 2]
-            cwithin[c] = np.abs(vals - med).sum()
+            rows = order[starts[c]:ends[c]]
+            med = _weighted_median(y_scaled[rows], w[rows])
+            cwithin[c] = float(np.sum(w[rows] * np.abs(y_scaled[rows] - med)))
     # sort classes by mean (ties by their feature rows, for determinism)
     perm = np.lexsort((*uniq.T[::-1], cmean))
     rank = np.empty(n_classes, dtype=np.int64)
@@ -85,7 +106,7 @@ def _entry_bytes(n_words):
 
 
 def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
-          memory_limit=None, keep_table=False):
+          memory_limit=None, keep_table=False, sample_weight=None):
     """Find the tree minimising ``loss / loss(one leaf) + regularization * leaves`` on binary ``Xb``.
 
     Parameters
@@ -109,6 +130,8 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     keep_table : bool
         Also return the memo table (for tests): per stored subproblem its rows, remaining depth,
         proven lower bound and exact value (inf when not solved).
+    sample_weight : ndarray of shape (n_samples,) or None
+        Positive row weights: the losses are weighted sums (integer weights act as repeated rows).
 
     Returns
     -------
@@ -121,15 +144,18 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     Xb = np.ascontiguousarray(Xb, dtype=np.uint8)
     y = np.asarray(y, dtype=np.float64)
     n, m = Xb.shape
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    Xb_all, y_all = Xb, y
+    Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
     if loss_kind == 0:
-        centre = y.mean()
-        norm = float(((y - centre) ** 2).sum())
+        centre = float(np.sum(w * y) / np.sum(w))
+        norm = float(np.sum(w * (y - centre) ** 2))
         scale = np.sqrt(norm)
     else:
-        centre = float(np.median(y))
-        norm = float(np.abs(y - centre).sum())
+        centre = _weighted_median(y, w)
+        norm = float(np.sum(w * np.abs(y - centre)))
         scale = norm
-    if norm <= 1e-12 * max(1.0, float(np.abs(y).max()) ** (2 if loss_kind == 0 else 1)) * n:
+    if norm <= 1e-12 * max(1.0, float(np.abs(y).max()) ** (2 if loss_kind == 0 else 1)) * float(np.sum(w)):
         root = {"rows": np.arange(n)}
         return SearchResult(lam, lam, "optimal", root, {"subproblems": 0, "expansions": 0, "bounds": 0,
                                                          "seconds": time.perf_counter() - t0})
@@ -137,7 +163,8 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         return SearchResult(1.0 + lam, 1.0 + lam, "optimal", {"rows": np.arange(n)},
                             {"subproblems": 0, "expansions": 0, "bounds": 0, "seconds": time.perf_counter() - t0})
     y_scaled = (y - centre) / scale
-    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, loss_kind)
+    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, w, loss_kind)
+    class_of_row = row_class[merged_row]  # the class of every input row
     n_classes = uniq.shape[0]
     n_words = (n_classes + 63) // 64
     fbits = _bitsets(uniq.astype(bool), n_words)
@@ -145,9 +172,11 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         order = np.argsort(y_scaled, kind="stable")
         rows_class = row_class[order].astype(np.int64)
         rows_y = y_scaled[order]
+        rows_w = w[order]
     else:
         rows_class = np.zeros(0, dtype=np.int64)
         rows_y = np.zeros(0)
+        rows_w = np.zeros(0)
     xc = uniq.astype(np.uint8)
 
     unlimited = depth_limit is None
@@ -187,7 +216,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     while True:
         tc = time.perf_counter()
         code = _search.search(
-            loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, rows_class, rows_y,
+            loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, rows_class, rows_y, rows_w,
             keys, depth, lbs, vals, feat, counters,
             st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1,
             st_ref, st_top, steps,
@@ -244,7 +273,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         dc = d if unlimited else d - 1
         right = words & fbits[f]
         left = words & ~fbits[f]
-        hit = Xb[rows, f] == 1
+        hit = Xb_all[rows, f] == 1
         return {"feature": f, "false": build(left, dc, rows[~hit], False), "true": build(right, dc, rows[hit], False)}
 
     root = build(root_words, root_depth, np.arange(n), True)
@@ -255,7 +284,8 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
             slot = _search.lookup(keys, depth, words, d)
             return slot >= 0 and vals[slot] < np.inf, (float(vals[slot]) if slot >= 0 else np.inf)
 
-        value, greedy = _greedy_tree(xc, fbits, cw, cs, cq, row_class, y_scaled, loss_kind, lam, root_words,
+        value, greedy = _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, loss_kind, lam,
+                                     root_words,
                                      root_depth, unlimited, solved, build)
         if value < objective - 1e-12:
             objective, root = value, greedy
@@ -266,28 +296,30 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     if keep_table:
         used = np.nonzero(depth != -1)[0]
         bits = np.unpackbits(keys[used].view(np.uint8), axis=1, bitorder="little")[:, :n_classes].astype(bool)
-        table = {"rows": [np.nonzero(b[row_class])[0] for b in bits], "depth": depth[used].astype(np.int64),
+        table = {"rows": [np.nonzero(b[class_of_row])[0] for b in bits], "depth": depth[used].astype(np.int64),
                  "lower_bound": lbs[used].copy(), "value": vals[used].copy()}
     return SearchResult(objective, lower, status, root, stats, table)
 
 
-def _greedy_tree(xc, fbits, cw, cs, cq, row_class, y_scaled, loss_kind, lam, root_words, root_depth, unlimited,
-                 solved, build):
+def _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, loss_kind, lam, root_words, root_depth,
+                 unlimited, solved, build):
     """A good tree by greedy splitting (CART's criterion) pruned bottom-up, for stopped searches.
 
-    Subproblems the search solved exactly are taken from the memo table (``solved``/``build``).
-    Returns the tree's objective and its nested split dictionary.
+    ``row_class``, ``y_scaled`` and ``w`` describe the merged rows, ``class_of_row`` the input
+    rows (the leaves list those). Subproblems the search solved exactly are taken from the
+    memo table (``solved``/``build``). Returns the tree's objective and its nested split dictionary.
     """
     n_classes = cw.shape[0]
     n_words = root_words.shape[0]
-    class_of_row = row_class
 
     def leaf(mask):
         if loss_kind == 0:
-            w, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
-            return max(q - s_ * s_ / w, 0.0) if w > 0 else 0.0
-        vals = np.sort(y_scaled[mask[class_of_row]])
-        return float(np.abs(vals - vals[(len(vals) - 1) // 2]).sum()) if len(vals) else 0.0
+            total, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
+            return max(q - s_ * s_ / total, 0.0) if total > 0 else 0.0
+        rows = mask[row_class]
+        if not rows.any():
+            return 0.0
+        return float(np.sum(w[rows] * np.abs(y_scaled[rows] - _weighted_median(y_scaled[rows], w[rows]))))
 
     def words_of(mask):
         bits = np.zeros(n_words * 64, dtype=bool)
@@ -389,26 +421,24 @@ class TreeTable:
         return node
 
 
-def _leaf_value(values, loss_kind):
+def _leaf_value(values, weights, loss_kind):
     if loss_kind == 0:
-        return float(values.mean())
-    return float(np.sort(values)[(len(values) - 1) // 2])
+        return float(np.sum(weights * values) / np.sum(weights))
+    return _weighted_median(values, weights)
 
 
-def _node_loss(values, loss_kind, norm):
+def _node_loss(values, weights, loss_kind, norm):
     if norm <= 0:
         return 0.0
+    centre = _leaf_value(values, weights, loss_kind)
     if loss_kind == 0:
-        return float(((values - values.mean()) ** 2).sum() / norm)
-    return float(np.abs(values - _leaf_value(values, 1)).sum() / norm)
+        return float(np.sum(weights * (values - centre) ** 2) / norm)
+    return float(np.sum(weights * np.abs(values - centre)) / norm)
 
 
-def _tree_table(root, y, loss_kind):
-    """Preorder node table from the nested split dictionary of a search."""
-    if loss_kind == 0:
-        norm = float(((y - y.mean()) ** 2).sum())
-    else:
-        norm = float(np.abs(y - np.median(y)).sum())
+def _tree_table(root, y, w, loss_kind):
+    """Preorder node table from the nested split dictionary of a search (``w``: row weights)."""
+    norm = _node_loss(y, w, loss_kind, 1.0)
     rows_out = []
 
     def visit(node, depth):
@@ -443,9 +473,9 @@ def _tree_table(root, y, loss_kind):
     for i in range(n_nodes - 1, -1, -1):  # children come after their parent in preorder
         if table.feature[i] >= 0:
             members[i] = np.concatenate([members[table.children_left[i]], members[table.children_right[i]]])
-        vals = y[members[i]]
-        table.value[i] = _leaf_value(vals, loss_kind)
-        table.loss[i] = _node_loss(vals, loss_kind, norm)
+        vals, weights = y[members[i]], w[members[i]]
+        table.value[i] = _leaf_value(vals, weights, loss_kind)
+        table.loss[i] = _node_loss(vals, weights, loss_kind, norm)
         table.n_node_samples[i] = len(vals)
     return table
 
@@ -542,7 +572,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
             raise ValueError(f"binarizer must be 'auto', None or a Binarizer instance, got {b!r}")
         return lam, depth, time_limit, memory
 
-    def _binarize_fit(self, X):
+    def _binarize_fit(self, X, sample_weight=None):
         names = getattr(self, "feature_names_in_", None)
         names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(X.shape[1])]
         if self.binarizer is None:
@@ -559,7 +589,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         from sklearn.base import clone
 
         binarizer = Binarizer() if isinstance(self.binarizer, str) else clone(self.binarizer)
-        binarizer.fit(X)
+        binarizer.fit(X, sample_weight=sample_weight)
         self.binarizer_ = binarizer
         conds = []
         out_names = []
@@ -583,7 +613,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         return self.binarizer_.transform(X)
 
     # -- fit / predict ---------------------------------------------------------------------------
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Find the optimal tree for ``(X, y)``.
 
         Parameters
@@ -591,6 +621,10 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         X : array-like of shape (n_samples, n_features)
             Binary features, or numeric ones when a binarizer is set.
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), optional
+            Non-negative row weights: losses, leaf means (weighted medians for the absolute
+            loss) and the binarizer's thresholds are weighted, so integer weights act as
+            repeated rows and rows of weight 0 as absent ones.
 
         Returns
         -------
@@ -599,10 +633,13 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         lam, depth, time_limit, memory = self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
-        Xb = self._binarize_fit(X)
+        w = check_sample_weight(sample_weight, len(y))
+        if w is not None:
+            X, y, w = X[w > 0], y[w > 0], w[w > 0]
+        Xb = self._binarize_fit(X, w)
         loss_kind = LOSSES[self.loss]
-        result = solve(Xb, y, lam, depth, self.loss, self.bound, time_limit, memory)
-        self.tree_ = _tree_table(result.root, y, loss_kind)
+        result = solve(Xb, y, lam, depth, self.loss, self.bound, time_limit, memory, sample_weight=w)
+        self.tree_ = _tree_table(result.root, y, np.ones(len(y)) if w is None else w, loss_kind)
         leaves = self.tree_.feature < 0
         self.n_leaves_ = int(leaves.sum())
         self.depth_ = int(self.tree_.depth.max())

@@ -7,25 +7,28 @@ import functools
 import numpy as np
 
 
-def leaf_loss(values: np.ndarray, loss: str) -> float:
+def leaf_loss(values: np.ndarray, loss: str, weights=None) -> float:
+    """Weighted squared error about the weighted mean, or absolute error about the best centre."""
+    w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
     if loss == "squared":
-        return float(((values - values.mean()) ** 2).sum())
-    med = np.sort(values)[(len(values) - 1) // 2]
-    return float(np.abs(values - med).sum())
+        mu = np.sum(w * values) / np.sum(w)
+        return float(np.sum(w * (values - mu) ** 2))
+    return float(min(np.sum(w * np.abs(values - c)) for c in values))  # a weighted median is a point
 
 
-def brute_force_objective(Xb, y, lam, depth, loss="squared", rows=None):
+def brute_force_objective(Xb, y, lam, depth, loss="squared", rows=None, sample_weight=None):
     """Optimal objective by trying every split at every node (memoised on row sets only)."""
     Xb = np.asarray(Xb)
     y = np.asarray(y, dtype=float)
     n, m = Xb.shape
-    norm = leaf_loss(y, loss)
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+    norm = leaf_loss(y, loss, w)
     depth = m if depth is None else depth
 
     @functools.lru_cache(maxsize=None)
     def opt(subset, d):
         idx = np.fromiter(subset, dtype=np.int64)
-        best = leaf_loss(y[idx], loss) / norm + lam
+        best = leaf_loss(y[idx], loss, w[idx]) / norm + lam
         if d == 0:
             return best
         for j in range(m):

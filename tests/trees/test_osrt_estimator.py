@@ -50,6 +50,39 @@ def test_absolute_loss_predicts_leaf_medians():
         assert model.tree_.value[leaf] == vals[(len(vals) - 1) // 2]
 
 
+@pytest.mark.parametrize("loss", ["squared", "absolute"])
+@pytest.mark.parametrize("depth", [None, 2])
+def test_sample_weight_acts_as_repeated_and_removed_rows(loss, depth):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = np.round(X[:, 0] + (X[:, 1] > 0.3) + rng.normal(scale=0.5, size=40), 1)
+    w = rng.integers(0, 4, 40)
+    params = dict(regularization=0.02, depth_limit=depth, loss=loss)
+    repeated = OptimalSparseRegressionTree(**params).fit(X.repeat(w, axis=0), y.repeat(w))
+    order = rng.permutation(40)
+    weighted = OptimalSparseRegressionTree(**params).fit(X[order], y[order], sample_weight=w[order])
+    assert weighted.objective_ == pytest.approx(repeated.objective_, rel=1e-12)
+    np.testing.assert_array_equal(weighted.apply(X), repeated.apply(X))  # the same tree
+    np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), rtol=1e-12)
+    keep = w > 0
+    assert weighted.objective_ == pytest.approx(
+        brute_force_objective(weighted._binarize(X[keep]), y[keep], 0.02, depth, loss, sample_weight=w[keep]),
+        abs=1e-9)
+    scaled = OptimalSparseRegressionTree(**params).fit(X, y, sample_weight=2.5 * w)  # the scale does not matter
+    assert scaled.objective_ == pytest.approx(weighted.objective_, rel=1e-9)
+    # leaves predict the weighted mean or the weighted median of their rows
+    leaves = weighted.apply(X)
+    for leaf in np.unique(leaves[keep]):
+        rows = keep & (leaves == leaf)
+        if loss == "squared":
+            expected = np.average(y[rows], weights=w[rows])
+        else:
+            expected = np.sort(y[rows].repeat(w[rows]))[(w[rows].sum() - 1) // 2]
+        assert weighted.tree_.value[leaf] == pytest.approx(expected, rel=1e-12)
+    with pytest.raises(ValueError, match="sample_weight"):
+        OptimalSparseRegressionTree().fit(X, y, sample_weight=-w)
+
+
 def test_constant_target_gives_one_leaf():
     X, _ = _binary_data()
     model = OptimalSparseRegressionTree(regularization=0.0, binarizer=None).fit(X, np.full(len(X), 3.5))

@@ -24,30 +24,32 @@ def _brute_costs(kind, w, v, kmax):
             total = 0.0
             for a, b in zip(bounds[:-1], bounds[1:]):
                 vv, ww = v[a:b], w[a:b]
-                if kind == 0:
-                    mu = (ww * vv).sum() / ww.sum()
-                    total += (ww * (vv - mu) ** 2).sum()
-                else:
-                    med = vv[(len(vv) - 1) // 2]
-                    total += np.abs(vv - med).sum()
+                total += _run_cost(kind, ww, vv)
             best = min(best, total)
         out.append(best)
     return np.array(out)
 
 
-def _any_partition_cost(w, v, k):
-    """Weighted k-Means cost over *all* assignments (not only contiguous runs), tiny n."""
+def _run_cost(kind, w, v):
+    """Weighted squared error about the weighted mean, or absolute error about the best centre."""
+    if kind == 0:
+        mu = (w * v).sum() / w.sum()
+        return (w * (v - mu) ** 2).sum()
+    return min((w * np.abs(v - c)).sum() for c in v)  # a weighted median is one of the points
+
+
+def _any_partition_cost(kind, w, v, k):
+    """Weighted clustering cost over *all* assignments (not only contiguous runs), tiny n."""
     best = np.inf
     for labels in itertools.product(range(k), repeat=len(v)):
         labels = np.array(labels)
-        total = 0.0
-        for c in range(k):
-            sel = labels == c
-            if sel.any():
-                mu = (w[sel] * v[sel]).sum() / w[sel].sum()
-                total += (w[sel] * (v[sel] - mu) ** 2).sum()
+        total = sum(_run_cost(kind, w[labels == c], v[labels == c]) for c in range(k) if (labels == c).any())
         best = min(best, total)
     return best
+
+
+def _weights(rng, n, trial):
+    return (np.ones(n), rng.integers(1, 5, n).astype(float), rng.uniform(0.05, 3.0, n))[trial % 3]
 
 
 @pytest.mark.parametrize("kind", [0, 1])
@@ -56,21 +58,22 @@ def test_costs_equal_brute_force_partitions(kind):
     for trial in range(150):
         n = int(rng.integers(1, 10))
         v = np.sort(rng.integers(0, 5, n).astype(float) if trial % 2 else rng.normal(size=n))
-        w = rng.integers(1, 5, n).astype(float) if kind == 0 else np.ones(n)
+        w = _weights(rng, n, trial)
         _, costs = cluster_costs(kind, w, v, n, 0.0, 0.0)
         expected = _brute_costs(kind, w, v, len(costs))
         np.testing.assert_allclose(costs, expected, atol=1e-9)
 
 
-def test_contiguous_runs_are_optimal_among_all_assignments():
+@pytest.mark.parametrize("kind", [0, 1])
+def test_contiguous_runs_are_optimal_among_all_assignments(kind):
     rng = np.random.default_rng(1)
-    for _ in range(20):
+    for trial in range(20):
         n = int(rng.integers(2, 7))
         v = np.sort(rng.normal(size=n))
-        w = rng.integers(1, 4, n).astype(float)
-        _, costs = cluster_costs(0, w, v, n, 0.0, 0.0)
+        w = _weights(rng, n, trial)
+        _, costs = cluster_costs(kind, w, v, n, 0.0, 0.0)
         for k in range(1, min(3, n) + 1):
-            assert costs[k - 1] == pytest.approx(_any_partition_cost(w, v, k), abs=1e-9)
+            assert costs[k - 1] == pytest.approx(_any_partition_cost(kind, w, v, k), abs=1e-9)
 
 
 @pytest.mark.parametrize("kind", [0, 1])
@@ -79,7 +82,7 @@ def test_convexity_stop_finds_the_penalised_minimum(kind):
     for trial in range(100):
         n = int(rng.integers(1, 10))
         v = np.sort(rng.normal(size=n))
-        w = rng.integers(1, 4, n).astype(float) if kind == 0 else np.ones(n)
+        w = _weights(rng, n, trial)
         lam = float(rng.choice([0.0, 0.01, 0.1, 1.0]))
         floor = float(rng.choice([0.0, 0.2]))
         kmax = int(rng.integers(1, n + 1))
