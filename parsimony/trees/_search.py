@@ -181,11 +181,12 @@ def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members):
 
 
 @njit
-def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, row_w, members, buf_w, buf_v):
+def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, row_w, members, buf_w,
+                buf_v):
     """Lower bound on ``opt(words, d)``: the (k-Means) equivalent-points bound.
 
     Squared loss: weighted k-Means over the sorted class means plus the within-class loss
-    (Theorem 3.6 of the paper). Absolute loss: k-median over the rows (clusters may split a
+    (Theorem 3.6 of the paper). Absolute loss: weighted k-median over the rows (clusters may split a
     class, so this relaxes the tree problem), floored per k by the within-class absolute loss.
     Under a depth limit ``d`` at most ``2**d`` clusters are tried.
     """
