@@ -3,7 +3,8 @@
 Points are sorted, so an optimal clustering uses contiguous runs (for squared error and for
 absolute error alike). Row ``k`` of the table holds, for every prefix of the points, the
 cheapest way to cut it into ``k`` runs; the optimal cut point is monotone in the prefix end
-(quadrangle inequality), so each row is filled by divide and conquer in O(n log n).
+(quadrangle inequality), so each row is filled by divide and conquer in O(n log n) cost
+evaluations (each O(1) for squared error, O(log n) for the weighted median of absolute error).
 Rows are added one at a time and the search stops by convexity (Theorem 3.7 of the paper):
 once one more cluster saves less than the penalty ``lam``, more clusters never pay.
 """
@@ -104,7 +105,7 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
     kind : int
         0 for weighted squared error (k-Means), 1 for weighted absolute error (k-median).
     weights, values : ndarray
-        Points sorted by value, with their weights (ignored for ``kind=1``).
+        Points sorted by value, with their weights.
     max_clusters : int
         Largest number of clusters to try.
     lam : float

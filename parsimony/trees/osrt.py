@@ -46,7 +46,7 @@ def _merge_repeated_rows(Xb, y, w):
     so ties between equally good trees break the same way. Returns the merged ``Xb, y, w``
     and, for every input row, the index of its merged row.
     """
-    key = np.concatenate([np.packbits(Xb, axis=1), y[:, None].view(np.uint8)], axis=1)
+    key = np.concatenate([np.packbits(Xb, axis=1), np.ascontiguousarray(y)[:, None].view(np.uint8)], axis=1)
     key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
     _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
@@ -145,7 +145,9 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     y = np.asarray(y, dtype=np.float64)
     n, m = Xb.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    Xb_all, y_all = Xb, y
+    if not np.all(w > 0):
+        raise ValueError("solve needs positive sample weights (drop the rows of weight 0)")
+    Xb_all = Xb
     Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
     if loss_kind == 0:
         centre = float(np.sum(w * y) / np.sum(w))
