@@ -460,10 +460,10 @@ def test_equations_without_sympy_column_are_parsed():
 
 def _kmeans_cases():
     rng = np.random.default_rng(5)
-    for _ in range(25):
+    for trial in range(25):
         n = int(rng.integers(1, 40))
         values = np.sort(np.round(rng.normal(size=n), 1))
-        weights = rng.integers(1, 5, size=n).astype(np.float64)
+        weights = rng.integers(1, 5, size=n).astype(np.float64) if trial % 2 else rng.uniform(0.05, 3.0, n)
         for kind in (0, 1):
             for lam, floor in ((0.0, 0.0), (0.05, 0.0), (0.3, 0.2)):
                 yield kind, weights, values, int(rng.integers(1, n + 2)), lam, floor

@@ -20,19 +20,31 @@ const KIND_ABSOLUTE = 1
     return c > 0.0 ? c : 0.0
 end
 
-# Absolute error of sorted points a..b about their (lower) median.
-@inline function _abs_cost(py, a::Int, b::Int, values)
-    mid = (a + b) ÷ 2
-    med = values[mid]
-    left = med * (mid - a + 1) - (py[mid + 1] - py[a])
-    right = (py[b + 1] - py[mid + 1]) - med * (b - mid)
+# Weighted absolute error of sorted points a..b about their weighted (lower) median: the first
+# point whose cumulative weight reaches half the run's total, found by bisection.
+@inline function _abs_cost(pw, pm, a::Int, b::Int, values)
+    total = pw[b + 1] - pw[a]
+    total <= 0.0 && return 0.0
+    lo = a
+    hi = b
+    while lo < hi
+        mid = (lo + hi) ÷ 2
+        if 2.0 * (pw[mid + 1] - pw[a]) >= total
+            hi = mid
+        else
+            lo = mid + 1
+        end
+    end
+    med = values[lo]
+    left = med * (pw[lo + 1] - pw[a]) - (pm[lo + 1] - pm[a])
+    right = (pm[b + 1] - pm[lo + 1]) - med * (pw[b + 1] - pw[lo + 1])
     c = left + right
     return c > 0.0 ? c : 0.0
 end
 
 @inline function _cost(kind::Int, pw, pm, pq, values, a::Int, b::Int)
     kind == KIND_SQUARED && return _sq_cost(pw, pm, pq, a, b)
-    return _abs_cost(pm, a, b, values)
+    return _abs_cost(pw, pm, a, b, values)
 end
 
 # Fill `cur[b]` = cheapest cost of points 1..b in `k` clusters from row `prev` (k - 1 clusters),
@@ -71,8 +83,8 @@ by convexity: once one more cluster no longer lowers `max(cost_k, loss_floor) + 
 more clusters never do (Theorem 3.7 of the OSRT paper).
 
 `kind` is `KIND_SQUARED` (0: weighted squared error, k-Means) or `KIND_ABSOLUTE`
-(1: absolute error about medians, unit weights; `weights` is ignored). `values` must be
-sorted ascending, `weights` aligned with them. Returns `best = min_k max(cost_k, loss_floor) +
+(1: weighted absolute error about weighted medians, k-median). `values` must be sorted
+ascending, `weights` aligned with them. Returns `best = min_k max(cost_k, loss_floor) +
 lam * k` over the rows computed and `costs[k] = cost_k` for those rows.
 """
 function cluster_costs(kind::Integer, weights::AbstractVector{<:Real}, values::AbstractVector{<:Real},
@@ -82,9 +94,8 @@ function cluster_costs(kind::Integer, weights::AbstractVector{<:Real}, values::A
     kindi = Int(kind)
     n = length(values)
     n > 0 || throw(ArgumentError("values is empty"))
-    if kindi == KIND_SQUARED && length(weights) != n
+    length(weights) == n ||
         throw(DimensionMismatch("weights has $(length(weights)) entries but values has $n"))
-    end
     vals = Vector{Float64}(undef, n)
     pw = zeros(n + 1)
     pm = zeros(n + 1)
@@ -92,14 +103,10 @@ function cluster_costs(kind::Integer, weights::AbstractVector{<:Real}, values::A
     for i in 1:n
         v = Float64(values[i])
         vals[i] = v
-        if kindi == KIND_SQUARED
-            w = Float64(weights[i])
-            pw[i + 1] = pw[i] + w
-            pm[i + 1] = pm[i] + w * v
-            pq[i + 1] = pq[i] + w * v * v
-        else
-            pm[i + 1] = pm[i] + v
-        end
+        w = Float64(weights[i])
+        pw[i + 1] = pw[i] + w
+        pm[i + 1] = pm[i] + w * v
+        pq[i + 1] = pq[i] + w * v * v
     end
     kmax = max_clusters < n ? Int(max_clusters) : n
     costs = Vector{Float64}(undef, max(kmax, 1))

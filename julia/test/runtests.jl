@@ -22,12 +22,12 @@ function brute_cluster_cost(kind, weights, values, k)
         for c in 0:(k - 1)
             idx = findall(==(c), labels)
             v = values[idx]
+            w = weights[idx]
             if kind == KIND_SQUARED
-                w = weights[idx]
                 mu = sum(w .* v) / sum(w)
                 total += sum(w .* (v .- mu) .^ 2)
             else
-                total += minimum(sum(abs.(v .- cand)) for cand in v)
+                total += minimum(sum(w .* abs.(v .- cand)) for cand in v)
             end
         end
         best = min(best, total)
@@ -126,9 +126,9 @@ end
         for trial in 1:30
             n = rand(rng, 1:6)
             values = sort(round.(randn(rng, n); digits=1))
-            weights = rand(rng, 1:4, n) .* 1.0
+            weights = trial % 2 == 0 ? rand(rng, 1:4, n) .* 1.0 : 0.05 .+ 3.0 .* rand(rng, n)
             for kind in (KIND_SQUARED, KIND_ABSOLUTE)
-                w = kind == KIND_SQUARED ? weights : ones(n)
+                w = weights
                 brute = [brute_cluster_cost(kind, w, values, k) for k in 1:n]
                 # lam = 0: the convexity stop never triggers before costs stop falling
                 best, costs = cluster_costs(kind, w, values, n, 0.0, 0.0)
