@@ -71,7 +71,10 @@ class Binarizer(TransformerMixin, BaseEstimator):
         check_int(self.n_thresholds, "n_thresholds", minimum=1)
         X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
         w = check_sample_weight(sample_weight, X.shape[0])
-        w = np.ones(X.shape[0]) if w is None else w
+        if w is None:
+            w = np.ones(X.shape[0])
+        else:  # a row of weight 0 counts as absent
+            X, w = X[w > 0], w[w > 0]
         names = getattr(self, "feature_names_in_", None)
         self.thresholds_ = []
         binary = []
@@ -90,7 +93,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
                 if not np.all(np.isfinite(thr)):
                     raise ValueError(f"thresholds for feature {name} must be finite")
             else:
-                thr = self._equal_frequency(col[w > 0], w[w > 0])
+                thr = self._equal_frequency(col, w)
             self.thresholds_.append(thr)
             binary.append(False)
             out_names.extend(f"{name} <= {_format_threshold(t)}" for t in thr)
