@@ -39,6 +39,23 @@ def _weighted_median(values, weights):
     return float(values[order][np.searchsorted(2.0 * cum, cum[-1])])
 
 
+def _leaf_value(values, weights, loss_kind):
+    """A leaf's prediction: the weighted mean (squared loss) or weighted lower median (absolute)."""
+    if loss_kind == 0:
+        return float(np.sum(weights * values) / np.sum(weights))
+    return _weighted_median(values, weights)
+
+
+def _node_loss(values, weights, loss_kind, norm):
+    """Weighted loss of ``values`` about their leaf value, divided by ``norm`` (0 when ``norm <= 0``)."""
+    if norm <= 0:
+        return 0.0
+    centre = _leaf_value(values, weights, loss_kind)
+    if loss_kind == 0:
+        return float(np.sum(weights * (values - centre) ** 2) / norm)
+    return float(np.sum(weights * np.abs(values - centre)) / norm)
+
+
 def _merge_repeated_rows(Xb, y, w):
     """Merge identical (row, target) pairs, adding their weights, in a canonical order.
 
@@ -80,8 +97,7 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind):
         ends = np.append(starts[1:], len(order))
         for c in range(n_classes):
             rows = order[starts[c]:ends[c]]
-            med = _weighted_median(y_scaled[rows], w[rows])
-            cwithin[c] = float(np.sum(w[rows] * np.abs(y_scaled[rows] - med)))
+            cwithin[c] = _node_loss(y_scaled[rows], w[rows], loss_kind, 1.0)
     # sort classes by mean (ties by their feature rows, for determinism)
     perm = np.lexsort((*uniq.T[::-1], cmean))
     rank = np.empty(n_classes, dtype=np.int64)
@@ -149,14 +165,9 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         raise ValueError("solve needs positive sample weights (drop the rows of weight 0)")
     Xb_all = Xb
     Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
-    if loss_kind == 0:
-        centre = float(np.sum(w * y) / np.sum(w))
-        norm = float(np.sum(w * (y - centre) ** 2))
-        scale = np.sqrt(norm)
-    else:
-        centre = _weighted_median(y, w)
-        norm = float(np.sum(w * np.abs(y - centre)))
-        scale = norm
+    centre = _leaf_value(y, w, loss_kind)
+    norm = _node_loss(y, w, loss_kind, 1.0)
+    scale = np.sqrt(norm) if loss_kind == 0 else norm
     if norm <= 1e-12 * max(1.0, float(np.abs(y).max()) ** (2 if loss_kind == 0 else 1)) * float(np.sum(w)):
         root = {"rows": np.arange(n)}
         return SearchResult(lam, lam, "optimal", root, {"subproblems": 0, "expansions": 0, "bounds": 0,
@@ -319,9 +330,7 @@ def _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, lo
             total, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
             return max(q - s_ * s_ / total, 0.0) if total > 0 else 0.0
         rows = mask[row_class]
-        if not rows.any():
-            return 0.0
-        return float(np.sum(w[rows] * np.abs(y_scaled[rows] - _weighted_median(y_scaled[rows], w[rows]))))
+        return _node_loss(y_scaled[rows], w[rows], loss_kind, 1.0) if rows.any() else 0.0
 
     def words_of(mask):
         bits = np.zeros(n_words * 64, dtype=bool)
@@ -421,21 +430,6 @@ class TreeTable:
             hit = Xb[idx, f[idx]] == 1
             node[idx] = np.where(hit, self.children_left[node[idx]], self.children_right[node[idx]])
         return node
-
-
-def _leaf_value(values, weights, loss_kind):
-    if loss_kind == 0:
-        return float(np.sum(weights * values) / np.sum(weights))
-    return _weighted_median(values, weights)
-
-
-def _node_loss(values, weights, loss_kind, norm):
-    if norm <= 0:
-        return 0.0
-    centre = _leaf_value(values, weights, loss_kind)
-    if loss_kind == 0:
-        return float(np.sum(weights * (values - centre) ** 2) / norm)
-    return float(np.sum(weights * np.abs(values - centre)) / norm)
 
 
 def _tree_table(root, y, w, loss_kind):
