@@ -32,14 +32,14 @@ from ._random import normal, randint, uniform
 # indices into the float parameter vector of evolve_population
 (P_MAXSIZE, P_NCYCLES, P_TOURNAMENT_N, P_TOURNAMENT_P, P_CROSSOVER, P_PARSIMONY, P_ADAPTIVE,
  P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_EVALS, P_OPTIMIZE_RESTARTS, P_PERTURBATION, P_SIMPLIFY,
- P_BASELINE, P_N_FEATURES, P_FREE_OFFSET) = range(15)
-N_PARAMS = 15
+ P_BASELINE, P_FREE_OFFSET) = range(14)
+N_PARAMS = 14
 
 # mutation kinds (index into the mutation weight vector)
 (M_CONSTANT, M_OPERATOR, M_SWAP, M_ADD, M_INSERT, M_DELETE, M_SIMPLIFY, M_RANDOMIZE,
- M_NOTHING) = range(9)
+ M_NOTHING, M_FEATURE) = range(10)
 MUTATION_NAMES = ("mutate_constant", "mutate_operator", "swap_operands", "add_node", "insert_node",
-                  "delete_node", "simplify", "randomize", "do_nothing")
+                  "delete_node", "simplify", "randomize", "do_nothing", "mutate_feature")
 
 
 # ------------------------------------------------------------------------------ tree helpers
@@ -80,11 +80,19 @@ def _set(ops, feats, vals, at, op, feat, val):
 
 
 @njit
-def _random_leaf(ops, feats, vals, at, state, n_features):
+def sample_feature(state, feature_cdf):
+    """A feature index drawn with the probabilities whose running sum is ``feature_cdf``."""
+    u = uniform(state) * feature_cdf[-1]
+    j = np.searchsorted(feature_cdf, u, side="right")
+    return min(j, feature_cdf.shape[0] - 1)
+
+
+@njit
+def _random_leaf(ops, feats, vals, at, state, feature_cdf):
     if uniform(state) < 0.5:
         _set(ops, feats, vals, at, CONST, 0, normal(state))
     else:
-        _set(ops, feats, vals, at, VAR, randint(state, n_features), 0.0)
+        _set(ops, feats, vals, at, VAR, sample_feature(state, feature_cdf), 0.0)
 
 
 @njit
@@ -97,12 +105,13 @@ def _random_operator(state, binops, unops):
 
 @njit
 def _nth(ops, length, mode, n):
-    """Position of the n-th node of a kind: 0 constants, 1 operators, 2 binary, 3 leaves, 4 any."""
+    """Position of the n-th node of a kind: 0 constants, 1 operators, 2 binary, 3 leaves, 4 any,
+    5 features."""
     count = 0
     for i in range(length):
         a = ARITY[ops[i]]
         hit = ((mode == 0 and ops[i] == CONST) or (mode == 1 and a > 0) or (mode == 2 and a == 2)
-               or (mode == 3 and a == 0) or mode == 4)
+               or (mode == 3 and a == 0) or mode == 4 or (mode == 5 and ops[i] == VAR))
         if hit:
             if count == n:
                 return i
@@ -116,7 +125,7 @@ def _count(ops, length, mode):
     for i in range(length):
         a = ARITY[ops[i]]
         if ((mode == 0 and ops[i] == CONST) or (mode == 1 and a > 0) or (mode == 2 and a == 2)
-                or (mode == 3 and a == 0) or mode == 4):
+                or (mode == 3 and a == 0) or mode == 4 or (mode == 5 and ops[i] == VAR)):
             count += 1
     return count
 
@@ -155,6 +164,21 @@ def _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, bi
 
 
 @njit
+def _mutate_feature(ops, feats, vals, length, o_ops, o_feats, o_vals, state, feature_cdf):
+    """Point one feature leaf at another feature (the mutation fails if the draw repeats it)."""
+    n = _count(ops, length, 5)
+    if n == 0:
+        return -1
+    i = _nth(ops, length, 5, randint(state, n))
+    j = sample_feature(state, feature_cdf)
+    if j == feats[i]:
+        return -1
+    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
+    o_feats[i] = j
+    return length
+
+
+@njit
 def _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
     n = _count(ops, length, 2)
     if n == 0:
@@ -171,7 +195,7 @@ def _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
 
 @njit
 def _wrap_subtree(ops, feats, vals, length, s, e, o_ops, o_feats, o_vals, cap, state, binops, unops,
-                  n_features, new_leaves):
+                  feature_cdf, new_leaves):
     """Put a random operator above nodes ``s..e``; with ``new_leaves`` the subtree is replaced
     by fresh random leaves (PySR's append at a leaf), otherwise it becomes an operand."""
     op = _random_operator(state, binops, unops)
@@ -186,16 +210,16 @@ def _wrap_subtree(ops, feats, vals, length, s, e, o_ops, o_feats, o_vals, cap, s
     at = s
     if new_leaves:
         for _ in range(arity):
-            _random_leaf(o_ops, o_feats, o_vals, at, state, n_features)
+            _random_leaf(o_ops, o_feats, o_vals, at, state, feature_cdf)
             at += 1
     elif arity == 1 or uniform(state) < 0.5:  # subtree on the left (or the only operand)
         _copy(ops, feats, vals, s, e + 1, o_ops, o_feats, o_vals, at)
         at += e - s + 1
         if arity == 2:
-            _random_leaf(o_ops, o_feats, o_vals, at, state, n_features)
+            _random_leaf(o_ops, o_feats, o_vals, at, state, feature_cdf)
             at += 1
     else:
-        _random_leaf(o_ops, o_feats, o_vals, at, state, n_features)
+        _random_leaf(o_ops, o_feats, o_vals, at, state, feature_cdf)
         at += 1
         _copy(ops, feats, vals, s, e + 1, o_ops, o_feats, o_vals, at)
         at += e - s + 1
@@ -206,21 +230,21 @@ def _wrap_subtree(ops, feats, vals, length, s, e, o_ops, o_feats, o_vals, cap, s
 
 
 @njit
-def _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, n_features):
+def _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, feature_cdf):
     if uniform(state) < 0.5:  # prepend at the root
         return _wrap_subtree(ops, feats, vals, length, 0, length - 1, o_ops, o_feats, o_vals, cap, state,
-                             binops, unops, n_features, False)
+                             binops, unops, feature_cdf, False)
     n = _count(ops, length, 3)
     i = _nth(ops, length, 3, randint(state, n))
     return _wrap_subtree(ops, feats, vals, length, i, i, o_ops, o_feats, o_vals, cap, state, binops, unops,
-                         n_features, True)
+                         feature_cdf, True)
 
 
 @njit
-def _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, n_features):
+def _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, feature_cdf):
     i = randint(state, length)
     return _wrap_subtree(ops, feats, vals, length, subtree_start(ops, i), i, o_ops, o_feats, o_vals, cap,
-                         state, binops, unops, n_features, False)
+                         state, binops, unops, feature_cdf, False)
 
 
 @njit
@@ -243,15 +267,15 @@ def _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
 
 @njit
 def random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target_complexity, weights, state,
-                binops, unops, n_features):
+                binops, unops, feature_cdf):
     """A random expression grown by appending operators at random leaves, up to a complexity."""
-    _random_leaf(o_ops, o_feats, o_vals, 0, state, n_features)
+    _random_leaf(o_ops, o_feats, o_vals, 0, state, feature_cdf)
     length = 1
     for _ in range(4 * target_complexity):
         n = _count(o_ops, length, 3)
         i = _nth(o_ops, length, 3, randint(state, n))
         new = _wrap_subtree(o_ops, o_feats, o_vals, length, i, i, t_ops, t_feats, t_vals, cap, state, binops,
-                            unops, n_features, True)
+                            unops, feature_cdf, True)
         if new < 0 or tree_complexity(t_ops, new, weights) > target_complexity:
             break
         _copy(t_ops, t_feats, t_vals, 0, new, o_ops, o_feats, o_vals, 0)
@@ -526,19 +550,20 @@ def _update_hof(ops, feats, vals, length, loss, cplx, hof_ops, hof_feats, hof_va
 
 @njit(error_model="numpy")
 def _mutate(kind, ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, weights,
-            params, t_ops, t_feats, t_vals):
-    n_features = int(params[P_N_FEATURES])
+            params, feature_cdf, t_ops, t_feats, t_vals):
     if kind == M_CONSTANT:
         return _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, params[P_PERTURBATION])
     if kind == M_OPERATOR:
         return _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, binops, unops)
+    if kind == M_FEATURE:
+        return _mutate_feature(ops, feats, vals, length, o_ops, o_feats, o_vals, state, feature_cdf)
     if kind == M_SWAP:
         return _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state)
     if kind == M_ADD:
-        return _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, n_features)
+        return _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, feature_cdf)
     if kind == M_INSERT:
         return _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops,
-                            n_features)
+                            feature_cdf)
     if kind == M_DELETE:
         return _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state)
     if kind == M_SIMPLIFY:
@@ -546,7 +571,7 @@ def _mutate(kind, ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, 
     if kind == M_RANDOMIZE:
         target = 1 + randint(state, int(params[P_MAXSIZE]))
         return random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target, weights, state, binops,
-                           unops, n_features)
+                           unops, feature_cdf)
     _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
     return length
 
@@ -710,7 +735,7 @@ def _tree_buffers(cap):
 
 @njit(error_model="numpy")
 def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data, ws,
-                    binops, unops, weights, params, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
+                    binops, unops, weights, params, feature_cdf, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
     """Fill a population with random small expressions (at most 3 operators each)."""
     size, max_length = pop_ops.shape
     cap = 2 * max_length + 4
@@ -722,7 +747,7 @@ def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, p
         while length < 0:
             target = 1 + randint(state, min(maxsize, 7))
             length = random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target, weights, state,
-                                 binops, unops, int(params[P_N_FEATURES]))
+                                 binops, unops, feature_cdf)
             if _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize) < 0:
                 length = -1
         cplx = tree_complexity(o_ops, length, weights)
@@ -738,7 +763,7 @@ def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, p
 
 @njit(error_model="numpy")
 def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data,
-                      ws, binops, unops, weights, params, mutation_weights, freq_global, freq_local, hof_ops,
+                      ws, binops, unops, weights, params, feature_cdf, mutation_weights, freq_global, freq_local, hof_ops,
                       hof_feats, hof_vals, hof_len, hof_loss):
     """One iteration of regularized evolution of one population; returns the evaluations used."""
     size, max_length = pop_ops.shape
@@ -786,7 +811,8 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
             for _attempt in range(10):  # PySR skips failed mutations: try another one
                 kind = _pick(mutation_weights, state)
                 length = _mutate(kind, pop_ops[parent], pop_feats[parent], pop_vals[parent], p_len, o_ops,
-                                 o_feats, o_vals, cap, state, binops, unops, weights, params, t_ops, t_feats, t_vals)
+                                 o_feats, o_vals, cap, state, binops, unops, weights, params, feature_cdf, t_ops,
+                                 t_feats, t_vals)
                 cplx = _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize)
                 if cplx >= 0:
                     break

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ._engine import (
-    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_N_FEATURES, P_NCYCLES, P_OPTIMIZE_EVALS,
+    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_NCYCLES, P_OPTIMIZE_EVALS,
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
     P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
 )
@@ -47,13 +47,15 @@ class SearchSettings:
     perturbation_factor: float = 0.076
     should_simplify: bool = True
     free_offset: bool = True
+    feature_relevance: float = 0.5
     fraction_replaced: float = 0.000364
     fraction_replaced_hof: float = 0.035
     topn: int = 12
-    # add, insert, delete, do nothing, constant, operator, swap, randomize, simplify (Table 9)
+    # Table 9's weights, plus a feature mutation (re-point one feature leaf) for wide data
     mutation_weights: dict = field(default_factory=lambda: {
         "mutate_constant": 0.048, "mutate_operator": 0.47, "swap_operands": 0.1, "add_node": 0.79,
         "insert_node": 5.1, "delete_node": 1.7, "simplify": 0.002, "randomize": 0.00023, "do_nothing": 0.21,
+        "mutate_feature": 1.0,
     })
     batch_size: int | None = None
     time_limit: float | None = None
@@ -77,6 +79,39 @@ def _mutation_vector(weights: dict) -> np.ndarray:
     from ._engine import MUTATION_NAMES
 
     return np.array([float(weights.get(name, 0.0)) for name in MUTATION_NAMES])
+
+
+def _weighted_midranks(x, w):
+    """Ranks of ``x``, ties at their mid-rank, each row counting ``w`` times (integer weights rank
+    like repeated rows), up to a shift that no correlation sees."""
+    values, inverse = np.unique(x, return_inverse=True)
+    tied = np.bincount(inverse, weights=w, minlength=values.size)
+    return (np.cumsum(tied) - tied / 2)[inverse]
+
+
+def feature_probabilities(X, y, w, relevance, max_rows=10_000):
+    """Probability of each feature when a mutation draws one: a ``1 - relevance`` share spread
+    evenly (PySR's rule), a ``relevance`` share in proportion to the squared weighted rank
+    correlation of the feature with the target (every k-th row past ``max_rows``)."""
+    d = X.shape[1]
+    even = np.full(d, 1.0 / d)
+    if relevance <= 0 or d == 1:
+        return even
+    rows = np.flatnonzero(w > 0)
+    rows = rows[::-(-rows.size // max_rows)]
+    w = w[rows] / w[rows].sum()
+    ry = _weighted_midranks(y[rows], w)
+    ry -= w @ ry
+    r2 = np.zeros(d)
+    for j in range(d):
+        rx = _weighted_midranks(X[rows, j], w)
+        rx -= w @ rx
+        scale = (w @ (rx * rx)) * (w @ (ry * ry))
+        if scale > 0:
+            r2[j] = (w @ (rx * ry)) ** 2 / scale
+    if r2.sum() <= 0:
+        return even
+    return (1 - relevance) * even + relevance * r2 / r2.sum()
 
 
 def constant_baseline(y, w, loss_kind, tau) -> float:
@@ -123,9 +158,9 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     params[P_PERTURBATION] = settings.perturbation_factor
     params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
     params[P_BASELINE] = constant_baseline(y, w, loss_kind, tau)
-    params[P_N_FEATURES] = d
     params[P_FREE_OFFSET] = 1.0 if settings.free_offset else 0.0
     mutation_weights = _mutation_vector(settings.mutation_weights)
+    feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
 
     rng = np.random.default_rng(seed)
     states = [new_state(int(s)) for s in rng.integers(0, 2**62, size=n_pop)]
@@ -181,7 +216,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
 
     def population_args(p, ws):
         return (pop_ops[p], pop_feats[p], pop_vals[p], pop_len[p], pop_loss[p], pop_cplx[p], pop_birth[p],
-                births[p], states[p], pop_data[p], ws, binops, unops, weights, params)
+                births[p], states[p], pop_data[p], ws, binops, unops, weights, params, feature_cdf)
 
     def hof_args(p):
         if batch is not None:

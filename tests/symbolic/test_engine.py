@@ -10,6 +10,8 @@ from parsimony.symbolic._random import new_state, normal, randint, uniform
 
 from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, random_expressions, reference_eval
 
+UNIFORM_2, UNIFORM_3 = np.arange(1.0, 3), np.arange(1.0, 4)  # running sums of even feature weights
+
 
 def _is_valid(ops, n_features, feats):
     depth = 0
@@ -33,28 +35,52 @@ def test_rng_is_reproducible_and_uniform():
     assert abs(zs.mean()) < 0.03 and abs(zs.std() - 1) < 0.03
 
 
+def test_sample_feature_follows_the_weights():
+    state = new_state(5)
+    probs = np.array([0.1, 0.0, 0.6, 0.3])
+    draws = np.array([G.sample_feature(state, np.cumsum(probs)) for _ in range(40000)])
+    freq = np.bincount(draws, minlength=4) / draws.size
+    assert freq[1] == 0 and np.abs(freq - probs).max() < 0.01
+
+
+def test_feature_mutation_repoints_exactly_one_leaf():
+    ops, feats, vals = E.from_tokens(["x0", "x1", "mul", 2.0, "add"])
+    state = new_state(2)
+    out = (np.zeros(16, np.int64), np.zeros(16, np.int64), np.zeros(16))
+    seen = set()
+    for _ in range(200):
+        n = G._mutate_feature(ops, feats, vals, len(ops), *out, state, np.arange(1.0, 5))
+        if n < 0:  # drew the feature already there
+            continue
+        assert n == len(ops) and np.array_equal(out[0][:n], ops) and np.array_equal(out[2][:n], vals)
+        changed = np.flatnonzero(out[1][:n] != feats)
+        assert len(changed) == 1 and ops[changed[0]] == E.VAR
+        seen.add((int(changed[0]), int(out[1][changed[0]])))
+    assert seen == {(i, j) for i in (0, 1) for j in range(4) if j != feats[i]}
+
+
 def test_subtree_start():
     ops, _, _ = E.from_tokens(["x1", "x2", "mul", "x3", "cos", "add"])
     assert [G.subtree_start(ops, i) for i in range(6)] == [0, 1, 0, 3, 3, 0]
 
 
-@pytest.mark.parametrize("kind", range(9))
+@pytest.mark.parametrize("kind", range(len(G.MUTATION_NAMES)))
 def test_every_mutation_yields_valid_trees(kind):
     state = new_state(11)
     cap = 64
     params = np.zeros(G.N_PARAMS)
     params[G.P_MAXSIZE] = 20
-    params[G.P_N_FEATURES] = 3
     params[G.P_PERTURBATION] = 0.076
     out = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     tmp = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     changed = 0
     for ops, feats, vals in random_expressions(200, 3, seed=kind):
-        n = G._mutate(kind, ops, feats, vals, len(ops), *out, cap, state, ALL_BINARY, ALL_UNARY, WEIGHTS, params, *tmp)
+        n = G._mutate(kind, ops, feats, vals, len(ops), *out, cap, state, ALL_BINARY, ALL_UNARY, WEIGHTS, params,
+                     UNIFORM_3, *tmp)
         if n < 0:  # not applicable (e.g. no constant to mutate)
             continue
         assert _is_valid(out[0][:n], 3, out[1][:n])
-        changed += n != len(ops) or not np.array_equal(out[0][:n], ops) or not np.array_equal(out[2][:n], vals)
+        changed += n != len(ops) or any(not np.array_equal(new[:n], old) for new, old in zip(out, (ops, feats, vals)))
     if kind != G.M_NOTHING:
         assert changed > 50
 
@@ -109,8 +135,7 @@ def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
     params = np.zeros(G.N_PARAMS)
     params[[G.P_MAXSIZE, G.P_NCYCLES, G.P_TOURNAMENT_N, G.P_TOURNAMENT_P, G.P_CROSSOVER, G.P_PARSIMONY,
             G.P_ADAPTIVE, G.P_OPTIMIZE_PROBABILITY, G.P_OPTIMIZE_EVALS, G.P_OPTIMIZE_RESTARTS, G.P_PERTURBATION,
-            G.P_SIMPLIFY, G.P_BASELINE, G.P_N_FEATURES]] = [maxsize, 20, 5, 0.86, 0.1, 0.003, 20, 0.3, 30, 1, 0.076,
-                                                            1, 1.0, 2]
+            G.P_SIMPLIFY, G.P_BASELINE]] = [maxsize, 20, 5, 0.86, 0.1, 0.003, 20, 0.3, 30, 1, 0.076, 1, 1.0]
     params[G.P_FREE_OFFSET] = free_offset
     pop = (np.zeros((size, L), np.int64), np.zeros((size, L), np.int64), np.zeros((size, L)),
            np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
@@ -120,10 +145,10 @@ def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
     hof = (np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L)),
            np.zeros(maxsize + 1, np.int64), np.full(maxsize + 1, np.inf))
     binops, unops = np.array([E.ADD, E.MUL], np.int64), np.array([E.COS], np.int64)
-    G.init_population(*pop, data, ws, binops, unops, WEIGHTS, params, *hof)
-    weights = np.ones(9)
+    G.init_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, *hof)
+    weights = np.ones(len(G.MUTATION_NAMES))
     freq_local = np.zeros(maxsize + 1)
-    evals = G.evolve_population(*pop, data, ws, binops, unops, WEIGHTS, params, weights, np.zeros(maxsize + 1),
+    evals = G.evolve_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, weights, np.zeros(maxsize + 1),
                                 freq_local, *hof)
     assert evals > 20 * 2 and freq_local.sum() > 0
     pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = pop[:6]

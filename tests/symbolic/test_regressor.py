@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from parsimony.backend import JuliaUnavailableError, julia_status
 from parsimony.metrics import coverage, pinball_loss
 from parsimony.symbolic import SymbolicQuantileRegressor, select_equation
-from parsimony.symbolic._search import pareto_complexities
+from parsimony.symbolic._search import feature_probabilities, pareto_complexities
 
 TINY = dict(niterations=2, populations=2, population_size=10, ncycles_per_iteration=5, progress=False)
 
@@ -153,6 +153,8 @@ def test_select_equation(method):
     ({"parsimony": -1.0}, "parsimony"),
     ({"niterations": 0}, "niterations"),
     ({"time_limit": 0}, "time_limit"),
+    ({"feature_relevance": 1.5}, "feature_relevance"),
+    ({"feature_relevance": -0.1}, "feature_relevance"),
     ({"backend": "rust"}, "backend"),
 ])
 def test_bad_parameters(params, message):
@@ -171,6 +173,31 @@ def test_bad_data():
         SymbolicQuantileRegressor(**TINY).fit(X, np.r_[y[:-1], np.inf])
     with pytest.raises(ValueError, match="sample_weight"):
         SymbolicQuantileRegressor(**TINY).fit(X, y, sample_weight=-np.ones(20))
+
+
+def test_feature_probabilities_mix_even_and_rank_correlation_shares():
+    y = np.arange(10.0)
+    X = np.c_[y ** 3, np.ones(10), -y, np.r_[y[:5], y[:5]]]
+    w = np.ones(10)
+    probs = feature_probabilities(X, y, w, 0.5)
+    r2 = np.array([1.0, 0.0, 1.0, np.corrcoef(np.r_[np.arange(5), np.arange(5)], y)[0, 1] ** 2])
+    assert probs == pytest.approx(0.5 / 4 + 0.5 * r2 / r2.sum())
+    assert feature_probabilities(X, y, w, 0.0) == pytest.approx(np.full(4, 0.25))
+    w[5:] = 0  # rows of weight 0 do not count: the last column then matches y exactly
+    assert feature_probabilities(X, y, w, 1.0) == pytest.approx(np.array([1, 0, 1, 1]) / 3)
+
+
+def test_feature_relevance_finds_the_relevant_columns_of_wide_data():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-2, 2, size=(200, 60))
+    y = 2 * X[:, 7] - X[:, 31]
+
+    def recovered(relevance):
+        return sum(SymbolicQuantileRegressor(niterations=4, populations=3, feature_relevance=relevance,
+                                             random_state=seed, progress=False).fit(X, y).equations_.loss.min() < 1e-6
+                   for seed in range(8))
+
+    assert recovered(0.5) >= 5 > 2 >= recovered(0.0)
 
 
 def test_julia_backend_reports_clearly():
