@@ -640,34 +640,30 @@ def select_kth(a, n, k):
 
 
 @njit(error_model="numpy")
-def optimal_offset(resid, w, uniform_weights, loss_kind, tau, scratch):
-    """The constant ``b`` minimising the weighted loss of ``resid - b``: a weighted quantile or mean."""
+def optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau):
+    """The constant ``b`` minimising the weighted loss of ``resid - b``: a weighted quantile or
+    mean (``wsum`` is the sum of ``w``). Reorders ``resid`` when the weights are uniform."""
     n = resid.shape[0]
-    total = 0.0
-    for i in range(n):
-        total += w[i]
     if loss_kind == LOSS_SQUARED:
         acc = 0.0
         for i in range(n):
             acc += w[i] * resid[i]
-        return acc / total
+        return acc / wsum
     level = tau if loss_kind == LOSS_PINBALL else 0.5
     if uniform_weights:
-        for i in range(n):
-            scratch[i] = resid[i]
-        return select_kth(scratch, n, min(max(int(math.ceil(level * n)) - 1, 0), n - 1))
+        return select_kth(resid, n, min(max(int(math.ceil(level * n)) - 1, 0), n - 1))
     order = np.argsort(resid)
     acc = 0.0
     for i in range(n):
         acc += w[order[i]]
-        if acc >= level * total:
+        if acc >= level * wsum:
             return resid[order[i]]
     return resid[order[n - 1]]
 
 
 @njit(error_model="numpy")
-def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scratch, uniform_weights, weights,
-                max_length, maxsize, params):
+def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights, max_length,
+                maxsize, params):
     """Give a just-evaluated candidate its loss-optimal additive constant when that lowers its cost.
 
     In ``f + c`` (or ``c + f``, ``f - c``, ``c - f``) the constant moves to its optimum; any other
@@ -680,11 +676,9 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scr
     if length < 2 or rows.shape[0] == 0 or not loss < np.inf:
         return length, loss, cplx
     n = y.shape[0]
-    largest = 0.0
     for i in range(n):
         resid[i] = y[i] - rows[i]
-        largest = max(largest, abs(rows[i]))
-    b = optimal_offset(resid, w, uniform_weights, loss_kind, tau, scratch)
+    b = optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau)
     if b == 0.0 or not abs(b) < np.inf:
         return length, loss, cplx
     root = o_ops[length - 1]
@@ -704,7 +698,10 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scr
         old = o_vals[slot]
         o_vals[slot] = old - b if root == SUB and slot > 0 else old + b
         # the moved constant gives f + b up to rounding, unless the shift cancels large values
-        if not max(largest, abs(old), abs(b)) < 1e6 * loss:
+        largest = max(abs(old), abs(b))
+        for i in range(n):
+            largest = max(largest, abs(rows[i]))
+        if not largest < 1e6 * loss:
             new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
         if new_loss < loss:
             return length, new_loss, cplx
@@ -722,8 +719,8 @@ def _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, offset_s
                   params, hof):
     """Record a new candidate in the hall of fame, then offer it a free offset (:func:`free_offset`)."""
     _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, *hof)
-    resid, scratch, uniform_weights = offset_scratch
-    return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, scratch, uniform_weights, weights,
+    resid, uniform_weights = offset_scratch
+    return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights,
                        max_length, int(params[P_MAXSIZE]), params)
 
 
@@ -776,7 +773,7 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
     maxsize = int(params[P_MAXSIZE])
     use_offset = params[P_FREE_OFFSET] > 0
     n_rows = data[1].shape[0] if use_offset else 0
-    offset_scratch = (np.empty(n_rows), np.empty(n_rows), np.all(data[2] == data[2][0]))
+    offset_scratch = (np.empty(n_rows), np.all(data[2] == data[2][0]))
     hof = (hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
     n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
     per_cycle = (size + n_tournament - 1) // n_tournament

@@ -341,7 +341,7 @@ def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weig
     state = new_state(seed)
     best: dict[int, tuple] = {}
     scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-    offset_scratch = (np.empty(len(y)), np.empty(len(y)), bool(np.all(w == w[0])))
+    offset_scratch = (np.empty(len(y)), bool(np.all(w == w[0])))
     params = np.zeros(N_PARAMS)
     params[P_BASELINE], params[P_MAXSIZE] = baseline, maxsize  # parsimony 0: offer any gain
 

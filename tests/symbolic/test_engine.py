@@ -207,8 +207,8 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau
             continue
         pred = reference_eval(ops, feats, vals, X)
         cplx = int(WEIGHTS[ops].sum())
-        new_len, new_loss, new_cplx = G.free_offset(*o, length, loss, cplx, data, ws, np.empty(n), np.empty(n),
-                                                    not weighted, WEIGHTS, cap, maxsize, params)
+        new_len, new_loss, new_cplx = G.free_offset(*o, length, loss, cplx, data, ws, np.empty(n), not weighted,
+                                                    WEIGHTS, cap, maxsize, params)
         assert new_loss <= loss
         assert new_cplx == int(WEIGHTS[o[0][:new_len]].sum()) <= maxsize
         assert new_loss == pytest.approx(tree_loss(*o, new_len, data, ws), rel=1e-12, abs=1e-12)
