@@ -7,9 +7,11 @@ optimisation. Every population owns its arrays and its random state, so populati
 on any thread in any order and give the same result; the orchestration in ``_search.py`` then
 merges the per-population halls of fame and migrates members at deterministic sync points.
 
-Mutations follow PySR's set: mutate a constant, mutate an operator, swap operands, add a node
-(at the root or at a leaf), insert a node, delete a node, simplify, randomize, do nothing;
-plus subtree crossover. All mutations are splices of postfix arrays into scratch buffers.
+Mutations follow PySR's set: mutate a constant, mutate an operator, mutate a feature, swap
+operands, add a node (at the root or at a leaf), insert a node, delete a node, simplify,
+randomize, do nothing; plus subtree crossover. All mutations are splices of postfix arrays into
+scratch buffers. New feature leaves are drawn from a given distribution over the features
+(uniform, or leaning to the features most rank-correlated with the target: ``_search.py``).
 Beyond PySR, every new candidate ``f`` is offered its loss-optimal additive constant (a weighted
 quantile of its residuals for the pinball loss, :func:`free_offset`), so a promising shape is not
 lost to a wrong level before constant optimisation reaches it.
