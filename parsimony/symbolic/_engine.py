@@ -762,8 +762,8 @@ def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, p
 
 @njit(error_model="numpy")
 def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data,
-                      ws, binops, unops, weights, params, feature_cdf, mutation_weights, freq_global, freq_local, hof_ops,
-                      hof_feats, hof_vals, hof_len, hof_loss):
+                      ws, binops, unops, weights, params, feature_cdf, mutation_weights, freq_global, freq_local,
+                      hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
     """One iteration of regularized evolution of one population; returns the evaluations used."""
     size, max_length = pop_ops.shape
     cap = 2 * max_length + 4

@@ -9,6 +9,7 @@ the seed only, never on ``n_jobs``.
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -98,15 +99,16 @@ def feature_probabilities(X, y, w, relevance, max_rows=10_000):
     if relevance <= 0 or d == 1:
         return even
     rows = np.flatnonzero(w > 0)
-    rows = rows[::-(-rows.size // max_rows)]
+    rows = rows[::math.ceil(rows.size / max_rows)]
     w = w[rows] / w[rows].sum()
     ry = _weighted_midranks(y[rows], w)
     ry -= w @ ry
+    y_spread = w @ (ry * ry)
     r2 = np.zeros(d)
     for j in range(d):
         rx = _weighted_midranks(X[rows, j], w)
         rx -= w @ rx
-        scale = (w @ (rx * rx)) * (w @ (ry * ry))
+        scale = (w @ (rx * rx)) * y_spread
         if scale > 0:
             r2[j] = (w @ (rx * ry)) ** 2 / scale
     if r2.sum() <= 0:

@@ -159,9 +159,9 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
                  niterations=20, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
-                 adaptive_parsimony_scaling=20.0, feature_relevance=0.5, model_selection="best", max_samples=None, rearrange=False,
-                 loss=None, batch_size="auto", time_limit=None, random_state=None, n_jobs=None, progress=True,
-                 backend="auto"):
+                 adaptive_parsimony_scaling=20.0, feature_relevance=0.5, model_selection="best", max_samples=None,
+                 rearrange=False, loss=None, batch_size="auto", time_limit=None, random_state=None, n_jobs=None,
+                 progress=True, backend="auto"):
         self.quantile = quantile
         self.operators = operators
         self.maxsize = maxsize

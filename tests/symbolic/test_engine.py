@@ -148,8 +148,8 @@ def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
     G.init_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, *hof)
     weights = np.ones(len(G.MUTATION_NAMES))
     freq_local = np.zeros(maxsize + 1)
-    evals = G.evolve_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, weights, np.zeros(maxsize + 1),
-                                freq_local, *hof)
+    evals = G.evolve_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, weights,
+                                np.zeros(maxsize + 1), freq_local, *hof)
     assert evals > 20 * 2 and freq_local.sum() > 0
     pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = pop[:6]
     for i in range(size):
