@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_array_1d, check_quantile, check_same_length
+from .._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight
 
 
 def _ordered(band):
@@ -24,20 +24,25 @@ def _ordered(band):
     return np.minimum(band[:, 0], band[:, 1]), np.maximum(band[:, 0], band[:, 1])
 
 
-def conformal_margin(lower, upper, y, alpha) -> float:
+def conformal_margin(lower, upper, y, alpha, sample_weight=None) -> float:
     """Split-conformal widening of the band ``[lower, upper]`` from calibration points ``y``.
 
-    Returns ``inf`` when the calibration set is too small for the level (``n < 1/alpha - 1``).
+    With ``sample_weight`` each point counts as that many points (integer weights act as
+    repeated rows). Returns ``inf`` when the calibration set is too small for the level
+    (``n < 1/alpha - 1``, ``n`` the total weight).
     """
     alpha = check_quantile(alpha, "alpha")
     lower = check_array_1d(lower, "lower")
     upper = check_array_1d(upper, "upper")
     y = check_array_1d(y, "y")
     check_same_length(("lower", lower), ("upper", upper), ("y", y))
-    scores = np.sort(np.maximum(lower - y, y - upper))
-    n = len(scores)
-    rank = math.ceil((n + 1) * (1.0 - alpha))
-    return float(scores[rank - 1]) if rank <= n else math.inf
+    scores = np.maximum(lower - y, y - upper)
+    w = np.ones(len(scores)) if sample_weight is None else check_sample_weight(sample_weight, len(scores))
+    order = np.argsort(scores, kind="stable")
+    reached = np.cumsum(w[order])
+    needed = (reached[-1] + 1) * (1.0 - alpha)  # (n + 1)(1 - alpha), n the total weight
+    k = int(np.searchsorted(reached, needed - 1e-9 * needed))  # first point reaching it (rounding aside)
+    return float(scores[order[k]]) if k < len(scores) else math.inf
 
 
 class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
@@ -70,8 +75,10 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the two quantile models on one part of the data, calibrate on the rest."""
+        """Fit the two quantile models on one part of the data, calibrate on the rest
+        (``sample_weight`` weighs both: a weight counts as that many rows)."""
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        sample_weight = check_sample_weight(sample_weight, len(y))
         alpha = check_quantile(self.alpha, "alpha")
         share = check_quantile(self.calibration_size, "calibration_size")
         n = len(y)
@@ -89,13 +96,14 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         else:
             est = clone(self.estimator)
         est.set_params(quantile=[alpha / 2, 1 - alpha / 2])
-        w = None if sample_weight is None else np.asarray(sample_weight)[train]
+        w = None if sample_weight is None else sample_weight[train]
         est.fit(X[train], y[train], **({} if w is None else {"sample_weight": w}))
         band = np.asarray(est.predict(X[cal]))
         if band.ndim != 2 or band.shape[1] != 2:
             raise ValueError("the estimator must predict two columns (lower, upper) for two quantile levels")
         self.estimator_ = est
-        self.margin_ = conformal_margin(*_ordered(band), y[cal], alpha)  # the band as predict_interval uses it
+        self.margin_ = conformal_margin(*_ordered(band), y[cal], alpha,  # the band as predict_interval uses it
+                                        None if sample_weight is None else sample_weight[cal])
         return self
 
     def predict_interval(self, X):

@@ -26,6 +26,25 @@ def test_margin_is_the_smallest_that_covers_enough_calibration_points():
     assert conformal_margin(lower[:5], upper[:5], y[:5], 0.05) == math.inf  # too few points
 
 
+def test_weighted_margin_counts_integer_weights_as_repeated_points():
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=40)
+    lower, upper = y - rng.uniform(-1, 1, 40), y + rng.uniform(-1, 1, 40)
+    w = rng.integers(0, 4, size=40)
+    rep = np.repeat(np.arange(40), w)
+    for alpha in (0.05, 0.1, 0.3):
+        assert conformal_margin(lower, upper, y, alpha, w) == conformal_margin(lower[rep], upper[rep], y[rep], alpha)
+        assert conformal_margin(lower, upper, y, alpha, np.ones(40)) == conformal_margin(lower, upper, y, alpha)
+    # 9 points at alpha = 0.7 need (9 + 1) * 0.3 = 3 of them, though 10 * (1 - 0.7) rounds above 3
+    assert conformal_margin(np.zeros(9), np.zeros(9), np.arange(9.0), 0.7) == 2.0
+
+
+def test_conformal_interval_checks_sample_weight():
+    X = np.random.default_rng(0).random((30, 2))
+    with pytest.raises(ValueError, match="sample_weight has 5 entries"):
+        ConformalQuantileInterval().fit(X, X[:, 0], sample_weight=np.ones(5))
+
+
 def test_conformal_interval_covers():
     # split-conformal coverage varies with the calibration draw (sd ~ sqrt(.8 * .2 / n_cal)):
     # 2000 calibration rows make the 0.04 tolerance more than four standard deviations
