@@ -16,11 +16,18 @@ from scipy import stats as _st
 from ._validation import check_quantile
 
 
-def _wide(data: pd.DataFrame, block: str, group: str, value: str) -> pd.DataFrame:
-    """Blocks x groups table of ``value``; blocks with any missing group are dropped."""
-    for col in (block, group, value):
+def _check_long(data, *columns) -> None:
+    """Raise unless ``data`` is a DataFrame holding ``columns``."""
+    if not isinstance(data, pd.DataFrame):
+        raise TypeError(f"data must be a long-form pandas DataFrame, got {type(data).__name__}")
+    for col in columns:
         if col not in data.columns:
             raise ValueError(f"column {col!r} not in data (columns: {list(data.columns)})")
+
+
+def _wide(data: pd.DataFrame, block: str, group: str, value: str) -> pd.DataFrame:
+    """Blocks x groups table of ``value``; blocks with any missing group are dropped."""
+    _check_long(data, block, group, value)
     if data.duplicated([block, group]).any():
         dup = data.loc[data.duplicated([block, group], keep=False), [block, group]].iloc[0].tolist()
         raise ValueError(f"more than one value per ({block}, {group}), e.g. {dup}: aggregate first")
@@ -38,11 +45,16 @@ def _alpha(alpha: float) -> float:
 
 
 def shapiro_wilk(data: pd.DataFrame, group="method", value="value", alpha=0.05) -> pd.DataFrame:
-    """Shapiro–Wilk normality test of ``value`` per group."""
+    """Shapiro–Wilk normality test of ``value`` per group (missing values left out; ``n`` counts
+    the values tested)."""
+    _check_long(data, group, value)
     alpha = _alpha(alpha)
     rows = []
     for name, sub in data.groupby(group, sort=True):
         x = sub[value].to_numpy(dtype=float)
+        x = x[~np.isnan(x)]
+        if not np.isfinite(x).all():
+            raise ValueError(f"{value} contains infinite values")
         if len(x) < 3:
             raise ValueError(f"Shapiro–Wilk needs at least 3 values per {group}; {name!r} has {len(x)}")
         res = _st.shapiro(x)

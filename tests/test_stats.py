@@ -65,3 +65,19 @@ def test_bad_input(scores):
         stats.friedman(pd.concat([df, df]))
     with pytest.raises(ValueError, match="not in the data"):
         stats.wilcoxon_pairwise(df, pairs=[("A", "Z")])
+    with pytest.raises(TypeError, match="long-form pandas DataFrame"):
+        stats.friedman(scores)
+    with pytest.raises(TypeError, match="long-form pandas DataFrame"):
+        stats.shapiro_wilk(scores[:, 0].tolist())
+
+
+def test_shapiro_leaves_out_missing_values(scores):
+    df = _long(scores)
+    first = df.index[df["method"] == "A"][0]
+    df.loc[first, "value"] = np.nan
+    sw = stats.shapiro_wilk(df).set_index("method")
+    assert sw.loc["A", "n"] == scores.shape[0] - 1
+    assert sw.loc["A", "p_value"] == pytest.approx(st.shapiro(df.loc[df["method"] == "A", "value"].dropna()).pvalue)
+    df.loc[first, "value"] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        stats.shapiro_wilk(df)
