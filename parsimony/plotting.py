@@ -7,6 +7,15 @@ function takes an optional ``ax`` and returns the ``Axes`` it drew on.
 from __future__ import annotations
 
 
+def _fitted(model, attribute, expected):
+    """Raise a clear error unless ``model`` is a fitted estimator with ``attribute``."""
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(model)  # TypeError for a non-estimator, NotFittedError before fit
+    if not hasattr(model, attribute):
+        raise TypeError(f"expected a fitted {expected}, got {type(model).__name__}")
+
+
 def _axes(ax=None, figsize=(6, 4)):
     """Return ``ax`` or a fresh Axes of a new figure."""
     if ax is not None:
@@ -32,6 +41,7 @@ def plot_pareto_front(model, ax=None, log_loss=True):
         chosen = [None] * len(frames)
         labels = [None] * len(frames)
     else:
+        _fitted(model, "equations_", "SymbolicQuantileRegressor (or its equations_)")
         frames = model.equations_ if isinstance(model.equations_, list) else [model.equations_]
         best = model.best_index_ if isinstance(model.best_index_, list) else [model.best_index_]
         chosen = best
@@ -55,6 +65,7 @@ def plot_pareto_front(model, ax=None, log_loss=True):
 def plot_osrt_tree(model, ax=None, decimals=2):
     """Draw a fitted ``OptimalSparseRegressionTree``: conditions at splits (left branch = condition
     holds), predictions at leaves, sample counts everywhere."""
+    _fitted(model, "tree_", "OptimalSparseRegressionTree")
     t = model.tree_
     order = []  # leaves left to right
 
