@@ -102,4 +102,3 @@ def test_crossed_quantiles_are_calibrated_as_they_are_predicted():
     model.fit(X[:4000], y[:4000])
     band = model.predict_interval(X[4000:])
     assert abs(interval_coverage(y[4000:], band[:, 0], band[:, 1]) - 0.8) < 0.03
-
