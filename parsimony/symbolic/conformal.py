@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight
+from .._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight, seed_from
 
 
 def _ordered(band):
@@ -85,7 +85,7 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         n_cal = int(round(share * n))
         if n_cal < 1 or n - n_cal < 1:
             raise ValueError(f"calibration_size={self.calibration_size} leaves an empty part of {n} rows")
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(seed_from(self.random_state))
         order = rng.permutation(n)
         cal, train = order[:n_cal], order[n_cal:]
         if self.estimator is None:
