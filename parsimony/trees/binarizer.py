@@ -10,6 +10,15 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import check_int, check_sample_weight
 
 
+def weighted_quantiles(values, weights, fractions):
+    """Inverted-CDF weighted quantiles: for each fraction, the smallest value whose cumulative
+    weight (over ``values`` sorted) reaches that fraction of the total."""
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    at = np.searchsorted(cum, np.asarray(fractions, dtype=np.float64) * cum[-1], side="left")
+    return values[order][np.minimum(at, len(values) - 1)]
+
+
 def _is_binary_column(col: np.ndarray) -> bool:
     return bool(np.all((col == 0) | (col == 1)))
 
@@ -105,10 +114,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         values = np.unique(col)
         if values.size < 2:
             return np.empty(0)
-        order = np.argsort(col, kind="stable")
-        cum = np.cumsum(w[order])
-        levels = np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1) * cum[-1]
-        qs = col[order][np.minimum(np.searchsorted(cum, levels, side="left"), len(col) - 1)]
+        qs = weighted_quantiles(col, w, np.arange(1, self.n_thresholds + 1) / (self.n_thresholds + 1))
         thr = []
         for q in qs:
             i = np.searchsorted(values, q, side="right") - 1  # largest value <= q

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_int, check_nonnegative, check_option, check_sample_weight, check_time_limit
 from . import _search
-from .binarizer import Binarizer
+from .binarizer import Binarizer, weighted_quantiles
 
 LOSSES = {"squared": 0, "absolute": 1}
 BOUNDS = {"none": _search.BOUND_NONE, "equivalent": _search.BOUND_EQUIVALENT, "kmeans": _search.BOUND_KMEANS}
@@ -32,18 +32,11 @@ class SearchResult:
     table: dict | None = None
 
 
-def _weighted_median(values, weights):
-    """The lower weighted median: the first sorted value whose cumulative weight reaches half."""
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order])
-    return float(values[order][np.searchsorted(2.0 * cum, cum[-1])])
-
-
 def _leaf_value(values, weights, loss_kind):
     """A leaf's prediction: the weighted mean (squared loss) or weighted lower median (absolute)."""
     if loss_kind == 0:
         return float(np.sum(weights * values) / np.sum(weights))
-    return _weighted_median(values, weights)
+    return float(weighted_quantiles(values, weights, [0.5])[0])  # the lower weighted median
 
 
 def _node_loss(values, weights, loss_kind, norm):
