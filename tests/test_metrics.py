@@ -2,12 +2,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.linear_model import LinearRegression, QuantileRegressor
-from sklearn.metrics import mean_pinball_loss
+from sklearn.metrics import mean_pinball_loss, r2_score
 from sklearn.tree import DecisionTreeRegressor
 
 from parsimony.metrics import (
     TOKEN_COMPLEXITY,
+    QuantileScoreMixin,
     absolute_coverage_error,
     complexity,
     coverage,
@@ -116,3 +118,40 @@ def test_complexity_of_pruned_ensembles():
     assert complexity(bag) == sum(m.tree_.node_count for m in kept)
     net = MLPRegressor(hidden_layer_sizes=(4,), max_iter=50, random_state=0).fit(X, y)
     assert complexity(net) == 3 * 4 + 4 + 4 * 1 + 1
+
+
+class _EchoModel(QuantileScoreMixin, RegressorMixin, BaseEstimator):
+    """Predicts its input columns (one per level); ``quantile=None`` keeps R^2."""
+
+    def __init__(self, quantile=0.5):
+        self.quantile = quantile
+
+    def _score_quantiles(self):
+        return None if self.quantile is None else super()._score_quantiles()
+
+    def predict(self, X):
+        X = np.asarray(X, dtype=float)
+        return X[:, 0] if X.shape[1] == 1 else X
+
+
+def _d2_by_brute_force(y, pred, tau, weight):
+    best_constant = min(pinball_loss(y, np.full_like(y, c), tau, weight) for c in y)
+    return 1.0 - pinball_loss(y, pred, tau, weight) / best_constant
+
+
+def test_quantile_score_is_the_share_of_pinball_loss_explained_over_a_constant():
+    rng = np.random.default_rng(0)
+    y = rng.exponential(size=60)
+    pred = np.column_stack([y * 0.5, y + rng.normal(0, 0.2, 60)])
+    weight = rng.integers(1, 4, 60).astype(float)
+    taus = [0.1, 0.9]
+    expected = np.mean([_d2_by_brute_force(y, pred[:, j], t, weight) for j, t in enumerate(taus)])
+    assert _EchoModel(taus).score(pred, y, sample_weight=weight) == pytest.approx(expected)
+    # one level: one column; the perfect prediction scores 1, the best constant 0
+    assert _EchoModel(0.3).score(y[:, None], y) == pytest.approx(1.0)
+    constant = np.full((60, 1), np.quantile(y, 0.3, method="inverted_cdf"))
+    assert _EchoModel(0.3).score(constant, y) == pytest.approx(0.0, abs=1e-12)
+    # no levels: R^2, as RegressorMixin
+    assert _EchoModel(None).score(pred[:, :1], y) == pytest.approx(r2_score(y, pred[:, 0]))
+    with pytest.raises(ValueError, match="2 columns for 1 quantile levels"):
+        _EchoModel(0.5).score(pred, y)

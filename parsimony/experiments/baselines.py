@@ -28,7 +28,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import check_int, check_option, check_quantile, check_time_limit
-from ..metrics import pinball_loss
+from ..metrics import QuantileScoreMixin, pinball_loss
 from ._optional import available, require
 
 # ----------------------------------------------------------------------------- weighted quantile
@@ -75,12 +75,12 @@ def _grouped_quantiles(groups, values, quantile, sample_weight=None) -> np.ndarr
 # ----------------------------------------------------------------------------- quantile tree
 
 
-class QuantileDecisionTreeRegressor(RegressorMixin, BaseEstimator):
+class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
     """CART regression tree whose leaves predict the tau-quantile of their training targets (QDT).
 
     The tree is grown by scikit-learn's ``DecisionTreeRegressor``; each leaf then predicts the lower
     weighted ``quantile`` of the training targets that reach it, the constant that minimises the
-    leaf's pinball loss.
+    leaf's pinball loss. ``score`` is the D^2 pinball score at ``quantile``.
 
     Parameters
     ----------
@@ -212,8 +212,10 @@ def _optuna_params(trial, space: dict) -> dict:
     return params
 
 
-class TunedQuantileRegressor(RegressorMixin, BaseEstimator):
+class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
     """Tune a quantile regressor's hyperparameters by inner k-fold CV of the pinball loss, then refit.
+
+    ``score`` is the D^2 pinball score at ``quantile``.
 
     Parameters
     ----------

@@ -13,7 +13,7 @@ from .._validation import (
     check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit, seed_from,
 )
 from ..backend import resolve_backend
-from ..metrics import TOKEN_COMPLEXITY
+from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
 from ._losses import LOSSES, Pinball, Squared, _Loss
@@ -81,12 +81,13 @@ def pareto_scores(complexity, loss) -> np.ndarray:
     return score
 
 
-class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
+class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
     """Symbolic quantile regression: readable formulas for conditional quantiles.
 
     Searches expressions over the given operators by regularized evolution (PySR's algorithm,
     on a native numba engine) to minimise the pinball loss at each quantile level, keeps the
     best expression per complexity (the Pareto front, ``equations_``) and selects one of them.
+    ``score`` is the D^2 pinball score at the fitted levels (R^2 for ``loss="squared"``).
 
     Parameters
     ----------
@@ -201,6 +202,10 @@ class SymbolicQuantileRegressor(RegressorMixin, BaseEstimator):
         if len(quantiles) > 1:
             raise ValueError("a custom loss fits one model: give a single quantile level")
         return [loss]
+
+    def _score_quantiles(self):  # ``score``: D^2 pinball at each level, R^2 for a squared loss
+        losses = self._losses(self._quantiles())
+        return None if isinstance(losses[0], Squared) else tuple(loss.tau for loss in losses)
 
     def _settings(self):
         maxsize = check_int(self.maxsize, "maxsize", minimum=1)

@@ -67,6 +67,9 @@ def test_qdt_leaves_predict_their_targets_quantile(tau):
     assert np.array_equal(plain.apply(X), leaves)
     # tau-quantile leaves beat the leaf means on the training pinball loss
     assert pinball_loss(y, pred, tau) <= pinball_loss(y, plain.predict(X), tau)
+    # score: share of the pinball loss explained over the best constant (the tau-quantile of y)
+    constant = pinball_loss(y, np.full_like(y, _brute_quantile(y, tau)), tau)
+    assert model.score(X, y) == pytest.approx(1 - pinball_loss(y, pred, tau) / constant)
 
 
 def test_qdt_coverage_tracks_tau():

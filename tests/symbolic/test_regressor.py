@@ -92,6 +92,21 @@ def test_several_quantiles_and_rearrangement():
     assert len(model.sympy()) == 3 and len(model.latex()) == 3
 
 
+def test_score_is_the_pinball_share_explained_at_each_level():
+    from sklearn.metrics import d2_pinball_score, r2_score
+
+    X, y = _quadratic(120)
+    taus = [0.2, 0.7]
+    model = SymbolicQuantileRegressor(quantile=taus, random_state=0, **TINY).fit(X, y)
+    pred = model.predict(X)
+    expected = np.mean([d2_pinball_score(y, pred[:, j], alpha=t) for j, t in enumerate(taus)])
+    assert model.score(X, y) == pytest.approx(expected)
+    squared = SymbolicQuantileRegressor(loss="squared", random_state=0, **TINY).fit(X, y)
+    assert squared.score(X, y) == pytest.approx(r2_score(y, squared.predict(X)))
+    absolute = SymbolicQuantileRegressor(loss="absolute", random_state=0, **TINY).fit(X, y)
+    assert absolute.score(X, y) == pytest.approx(d2_pinball_score(y, absolute.predict(X), alpha=0.5))
+
+
 def test_front_rows_lower_the_loss_beyond_a_negligible_fraction():
     # 5: a 1e-8 gain (an offset of 1e-7); 6: worse; 9: a real gain; 13: no gain below an exact fit
     losses = {1: 2.0, 3: 1.0, 5: 1.0 - 1e-8, 6: 1.2, 7: 0.5, 9: 0.5 * (1 - 1e-3), 11: 0.0, 13: 0.0}
