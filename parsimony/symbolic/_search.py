@@ -9,6 +9,8 @@ the seed only, never on ``n_jobs``.
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -66,6 +68,26 @@ class SearchSettings:
 
 
 @dataclass
+class SearchState:
+    """Everything a search needs to go on where it stopped (``run_search(..., resume=state)``).
+
+    ``signature`` names the search's shape (features, operators, weights, loss, sizes): a state
+    only resumes a search of the same shape. ``data_digest`` tells whether the data changed,
+    in which case every stored loss is recomputed on the new data.
+    """
+
+    signature: tuple
+    data_digest: str
+    rng: np.random.Generator
+    batch_rng: np.random.Generator | None
+    states: list
+    births: list
+    population: tuple  # ops, feats, vals, len, loss, cplx, birth
+    hall_of_fame: tuple  # ops, feats, vals, len, loss
+    freq_global: np.ndarray
+
+
+@dataclass
 class SearchResult:
     """The Pareto front (best expression per complexity, non-dominated) and run statistics."""
 
@@ -74,6 +96,7 @@ class SearchResult:
     evaluations: int
     iterations: int
     seconds: float
+    state: SearchState | None = None
 
 
 def _mutation_vector(weights: dict) -> np.ndarray:
@@ -133,8 +156,22 @@ def constant_baseline(y, w, loss_kind, tau) -> float:
     return value if value > 0 else 1.0
 
 
-def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int) -> SearchResult:
-    """Run regularized evolution on ``(X, y, w)`` and return the Pareto front."""
+def _data_digest(Xt, y, w) -> str:
+    digest = hashlib.blake2b(digest_size=16)
+    for a in (Xt, y, w):
+        digest.update(np.ascontiguousarray(a).view(np.uint8))
+    return digest.hexdigest()
+
+
+def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int,
+               resume: SearchState | None = None) -> SearchResult:
+    """Run regularized evolution on ``(X, y, w)`` and return the Pareto front.
+
+    With ``resume`` (the ``state`` of an earlier result for a search of the same shape) the
+    populations and halls of fame go on from where that search stopped, on this data, and
+    ``seed`` is not used: a search of ``a`` then ``b`` iterations on the same data gives the
+    result of one search of ``a + b`` iterations. The result's ``state`` can be resumed again.
+    """
     start_time = time.perf_counter()
     n, d = X.shape
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)
@@ -164,31 +201,44 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     mutation_weights = _mutation_vector(settings.mutation_weights)
     feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
 
-    rng = np.random.default_rng(seed)
-    states = [new_state(int(s)) for s in rng.integers(0, 2**62, size=n_pop)]
-    births = [np.zeros(1, dtype=np.int64) for _ in range(n_pop)]
-    pop_ops = np.zeros((n_pop, size, max_length), dtype=np.int64)
-    pop_feats = np.zeros((n_pop, size, max_length), dtype=np.int64)
-    pop_vals = np.zeros((n_pop, size, max_length))
-    pop_len = np.zeros((n_pop, size), dtype=np.int64)
-    pop_loss = np.zeros((n_pop, size))
-    pop_cplx = np.zeros((n_pop, size), dtype=np.int64)
-    pop_birth = np.zeros((n_pop, size), dtype=np.int64)
-    hof_ops = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
-    hof_feats = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
-    hof_vals = np.zeros((n_pop, maxsize + 1, max_length))
-    hof_len = np.zeros((n_pop, maxsize + 1), dtype=np.int64)
-    hof_loss = np.full((n_pop, maxsize + 1), np.inf)
-    freq_global = np.zeros(maxsize + 1)
-    freq_local = np.zeros((n_pop, maxsize + 1))
     batch = settings.batch_size if settings.batch_size is not None and n > 2 * settings.batch_size else None
+    signature = (d, maxsize, n_pop, size, tuple(np.asarray(weights).tolist()), tuple(np.asarray(binops).tolist()),
+                 tuple(np.asarray(unops).tolist()), int(loss_kind), float(tau), batch)
+    digest = _data_digest(Xt, y, w)
+    warm = resume is not None and resume.signature == signature
+    if warm:
+        resume = copy.deepcopy(resume)  # the caller's state stays as it was
+        rng, batch_rng, states, births = resume.rng, resume.batch_rng, resume.states, resume.births
+        pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth = resume.population
+        hof_ops, hof_feats, hof_vals, hof_len, hof_loss = resume.hall_of_fame
+        freq_global = resume.freq_global
+    else:
+        rng = np.random.default_rng(seed)
+        states = [new_state(int(s)) for s in rng.integers(0, 2**62, size=n_pop)]
+        births = [np.zeros(1, dtype=np.int64) for _ in range(n_pop)]
+        pop_ops = np.zeros((n_pop, size, max_length), dtype=np.int64)
+        pop_feats = np.zeros((n_pop, size, max_length), dtype=np.int64)
+        pop_vals = np.zeros((n_pop, size, max_length))
+        pop_len = np.zeros((n_pop, size), dtype=np.int64)
+        pop_loss = np.zeros((n_pop, size))
+        pop_cplx = np.zeros((n_pop, size), dtype=np.int64)
+        pop_birth = np.zeros((n_pop, size), dtype=np.int64)
+        hof_ops = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
+        hof_feats = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
+        hof_vals = np.zeros((n_pop, maxsize + 1, max_length))
+        hof_len = np.zeros((n_pop, maxsize + 1), dtype=np.int64)
+        hof_loss = np.full((n_pop, maxsize + 1), np.inf)
+        freq_global = np.zeros(maxsize + 1)
+        batch_rng = None
+    freq_local = np.zeros((n_pop, maxsize + 1))
     rows = batch if batch is not None else n
     workspaces = [make_workspace(max_length, rows) for _ in range(n_jobs)]
     pop_data = [data] * n_pop
     if batch is not None:
         # Batching: each population evolves on its own random batch of rows, redrawn every iteration;
         # its hall-of-fame candidates are re-scored on all rows at the sync point.
-        batch_rng = np.random.default_rng(int(rng.integers(0, 2**62)))
+        if not warm:
+            batch_rng = np.random.default_rng(int(rng.integers(0, 2**62)))
         full_ws = make_workspace(max_length, n)
         cand = (np.zeros_like(hof_ops), np.zeros_like(hof_feats), np.zeros_like(hof_vals), np.zeros_like(hof_len),
                 np.full_like(hof_loss, np.inf))
@@ -214,7 +264,8 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
                         hof_len[q, c], hof_loss[q, c] = length, full
             cand[4][:] = np.inf
 
-        draw_batches()
+        if not warm:
+            draw_batches()
 
     def population_args(p, ws):
         return (pop_ops[p], pop_feats[p], pop_vals[p], pop_len[p], pop_loss[p], pop_cplx[p], pop_birth[p],
@@ -225,10 +276,21 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             return cand[0][p], cand[1][p], cand[2][p], cand[3][p], cand[4][p]
         return hof_ops[p], hof_feats[p], hof_vals[p], hof_len[p], hof_loss[p]
 
-    for p in range(n_pop):
-        init_population(*population_args(p, workspaces[0]), *hof_args(p))
-    if batch is not None:
-        merge_candidates()
+    if not warm:
+        for p in range(n_pop):
+            init_population(*population_args(p, workspaces[0]), *hof_args(p))
+        if batch is not None:
+            merge_candidates()
+    elif resume.data_digest != digest:  # new data: every stored loss is stale
+        score_ws = workspaces[0] if batch is None else full_ws
+        for p in range(n_pop):
+            for c in np.flatnonzero(np.isfinite(hof_loss[p])):
+                hof_loss[p, c] = tree_loss(hof_ops[p, c], hof_feats[p, c], hof_vals[p, c], hof_len[p, c], data,
+                                           score_ws)
+            if batch is None:
+                for i in range(size):
+                    pop_loss[p, i] = tree_loss(pop_ops[p, i], pop_feats[p, i], pop_vals[p, i], pop_len[p, i],
+                                               data, score_ws)
 
     def run_job(j):
         evals = 0
@@ -243,12 +305,12 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
 
         progress = tqdm(total=settings.niterations, desc=settings.description or "SQR", leave=False)
     status = "completed"
-    evaluations = n_pop * size
+    evaluations = 0 if warm else n_pop * size
     iterations = 0
     executor = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
     try:
         for _iteration in range(settings.niterations):
-            if batch is not None and _iteration > 0:
+            if batch is not None and (_iteration > 0 or warm):
                 draw_batches()
                 for q in range(n_pop):
                     rescore_population(q)
@@ -280,10 +342,14 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
         if progress is not None:
             progress.close()
 
+    # the front's seed comes from a copy of rng, so a resumed search draws what one long search would
     front = _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data,
                          workspaces[0] if batch is None else full_ws, weights, maxsize,
-                         int(rng.integers(0, 2**62)), params[P_BASELINE])
-    return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time)
+                         int(copy.deepcopy(rng).integers(0, 2**62)), params[P_BASELINE])
+    state = SearchState(signature, digest, rng, batch_rng, states, births,
+                        (pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth),
+                        (hof_ops, hof_feats, hof_vals, hof_len, hof_loss), freq_global)
+    return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time, state)
 
 
 def _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, births,

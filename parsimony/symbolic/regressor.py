@@ -134,6 +134,11 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     time_limit : float or None, default=None
         Seconds per quantile level; the search stops at the next sync point and keeps its
         current front (``status_ == "time_limit"``).
+    warm_start : bool, default=False
+        Let ``fit`` go on from the populations and halls of fame of the previous ``fit`` (native
+        engine, same features, operators, sizes and levels; otherwise it starts afresh):
+        ``niterations`` more iterations, on the data now given. On the same data, fits of
+        ``a`` then ``b`` iterations give the equations of one fit of ``a + b``.
     random_state : int, RandomState or None, default=None
         Seed; the same seed gives the same equations for every ``n_jobs``.
     n_jobs : int or None, default=None
@@ -161,8 +166,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
                  niterations=20, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
                  adaptive_parsimony_scaling=20.0, feature_relevance=0.5, model_selection="best", max_samples=None,
-                 rearrange=False, loss=None, batch_size="auto", time_limit=None, random_state=None, n_jobs=None,
-                 progress=True, backend="auto"):
+                 rearrange=False, loss=None, batch_size="auto", time_limit=None, warm_start=False, random_state=None,
+                 n_jobs=None, progress=True, backend="auto"):
         self.quantile = quantile
         self.operators = operators
         self.maxsize = maxsize
@@ -180,6 +185,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.loss = loss
         self.batch_size = batch_size
         self.time_limit = time_limit
+        self.warm_start = warm_start
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.progress = progress
@@ -282,6 +288,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             try:
                 fronts = fit_julia(self, X, y, w, quantiles, self.feature_names_)
                 self.backend_ = "julia"
+                self._search_states = None
                 statuses = ["completed"] * len(quantiles)
                 self.n_evaluations_ = 0
             except NotImplementedError:
@@ -289,15 +296,21 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
                     raise
         if fronts is None:
             self.backend_ = "native"
-            fronts, statuses, evaluations = [], [], 0
+            fronts, statuses, evaluations, states = [], [], 0, []
             seeds = rng.integers(0, 2**62, size=len(quantiles))
-            for q, loss, s in zip(quantiles, losses, seeds):
+            previous = getattr(self, "_search_states", None) if self.warm_start else None
+            if previous is None or len(previous) != len(quantiles):
+                previous = [None] * len(quantiles)
+            for q, loss, s, resume in zip(quantiles, losses, seeds, previous):
                 settings.description = f"SQR tau={q:g}"
-                result = run_search(X, y, w, loss.code, loss.tau, binops, unops, weights, settings, int(s))
+                result = run_search(X, y, w, loss.code, loss.tau, binops, unops, weights, settings, int(s),
+                                    resume=resume)
                 fronts.append(result.front)
                 statuses.append(result.status)
                 evaluations += result.evaluations
+                states.append(result.state)
             self.n_evaluations_ = evaluations
+            self._search_states = states
 
         self._fronts = fronts
         frames = [self._equations_frame(front) for front in fronts]

@@ -75,6 +75,37 @@ def test_pickle_roundtrip(quadratic_model):
     assert clone.equations_["equation"].tolist() == model.equations_["equation"].tolist()
 
 
+@pytest.mark.parametrize("batch_size", [None, 64])
+def test_warm_start_goes_on_where_the_last_fit_stopped(batch_size):
+    X, y = _quadratic(200)
+    kw = dict(populations=3, population_size=12, ncycles_per_iteration=8, progress=False, random_state=3,
+              batch_size=batch_size, quantile=[0.2, 0.8])
+    whole = SymbolicQuantileRegressor(niterations=5, **kw).fit(X, y)
+    split = SymbolicQuantileRegressor(niterations=3, warm_start=True, **kw).fit(X, y)
+    split = pickle.loads(pickle.dumps(split))  # the search state travels with the model
+    split.set_params(niterations=2).fit(X, y)
+    for a, b in zip(whole.equations_, split.equations_):
+        assert a["equation"].tolist() == b["equation"].tolist()
+        np.testing.assert_array_equal(a["loss"], b["loss"])
+    assert split.n_evaluations_ < whole.n_evaluations_
+    # without warm_start, or when the search changes shape, fit starts afresh
+    again = SymbolicQuantileRegressor(niterations=5, **kw).fit(X, y).fit(X, y)
+    assert again.equations_[0]["equation"].tolist() == whole.equations_[0]["equation"].tolist()
+    other = split.set_params(niterations=5, population_size=11).fit(X, y)
+    fresh = SymbolicQuantileRegressor(niterations=5, **{**kw, "population_size": 11}).fit(X, y)
+    assert other.equations_[1]["equation"].tolist() == fresh.equations_[1]["equation"].tolist()
+
+
+def test_warm_start_on_new_data_scores_the_front_on_it():
+    X, y = _quadratic(200)
+    model = SymbolicQuantileRegressor(niterations=3, warm_start=True, random_state=0, **{
+        k: v for k, v in TINY.items() if k != "niterations"}).fit(X, y)
+    y_new = -3.0 * y + 50.0
+    model.fit(X, y_new)
+    for i, loss in enumerate(model.equations_["loss"]):
+        assert loss == pytest.approx(pinball_loss(y_new, model.predict(X, index=i), 0.5), rel=1e-9)
+
+
 def test_several_quantiles_and_rearrangement():
     rng = np.random.default_rng(0)
     X = rng.uniform(0, 2, size=(300, 1))
