@@ -22,8 +22,9 @@ from parsimony._numba import njit
 CHUNK_ROWS = 8192
 
 
-def error_covariance(predictions, y, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
-    """Return ``C = E^T E / N`` with ``E = predictions - y[:, None]`` (paper Eq. 5).
+def error_covariance(predictions, y, sample_weight=None, chunk_rows: int = CHUNK_ROWS) -> np.ndarray:
+    """Return ``C = E^T E / N`` with ``E = predictions - y[:, None]`` (paper Eq. 5); with
+    ``sample_weight``, ``C = E^T W E / sum(w)`` (a weight counts as that many rows).
 
     Parameters
     ----------
@@ -31,6 +32,8 @@ def error_covariance(predictions, y, chunk_rows: int = CHUNK_ROWS) -> np.ndarray
         Member predictions (finite floats).
     y : ndarray of shape (n_samples,)
         Targets.
+    sample_weight : ndarray of shape (n_samples,) or None
+        Non-negative row weights (validated by the caller).
     chunk_rows : int, default=8192
         Rows of ``E`` formed at a time; bounds the memory of the temporary error block.
 
@@ -40,8 +43,11 @@ def error_covariance(predictions, y, chunk_rows: int = CHUNK_ROWS) -> np.ndarray
     """
     predictions, y = _check_predictions(predictions, y)
     n, m = predictions.shape
+    root_w = None if sample_weight is None else np.sqrt(np.asarray(sample_weight, dtype=np.float64))
     if n <= chunk_rows:
         errors = predictions - y[:, None]
+        if root_w is not None:
+            errors *= root_w[:, None]
         c = errors.T @ errors
     else:
         c = np.zeros((m, m))
@@ -50,8 +56,10 @@ def error_covariance(predictions, y, chunk_rows: int = CHUNK_ROWS) -> np.ndarray
             stop = min(start + chunk_rows, n)
             block = errors[: stop - start]
             np.subtract(predictions[start:stop], y[start:stop, None], out=block)
+            if root_w is not None:
+                block *= root_w[start:stop, None]
             c += block.T @ block
-    c /= n
+    c /= n if sample_weight is None else float(np.sum(sample_weight))
     # a NaN or infinite prediction makes its member's diagonal entry non-finite: checking C (M^2)
     # instead of the predictions (N M) keeps the check out of the hot path
     if not np.all(np.isfinite(c)):
@@ -86,9 +94,9 @@ def greedy_order(c) -> tuple[np.ndarray, np.ndarray]:
     return _greedy_order_kernel(c)
 
 
-def order_members(predictions, y) -> tuple[np.ndarray, np.ndarray]:
+def order_members(predictions, y, sample_weight=None) -> tuple[np.ndarray, np.ndarray]:
     """Order ensemble members from their predictions on ``(X, y)``; see :func:`greedy_order`."""
-    return greedy_order(error_covariance(predictions, y))
+    return greedy_order(error_covariance(predictions, y, sample_weight))
 
 
 def subset_sums(c, order) -> tuple[np.ndarray, np.ndarray]:

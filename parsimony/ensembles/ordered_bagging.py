@@ -17,9 +17,9 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
-from parsimony._validation import check_array_1d, check_int, check_same_length
+from parsimony._validation import check_array_1d, check_int, check_same_length, check_sample_weight
 from parsimony.ensembles._networks import train_networks
 from parsimony.ensembles._ordering import error_covariance, greedy_order, subset_sums
 
@@ -207,13 +207,17 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Bag (or take) the members, order them on ``(X, y)`` and keep the first ``keep``.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: the greedy order minimises the weighted training error, and members
+            (or an unfitted ensemble) are fitted with the weights of their bootstrap rows; the
+            estimator must then accept ``sample_weight``. Already fitted members are only ordered.
 
         Returns
         -------
@@ -221,11 +225,12 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         """
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
+        w = check_sample_weight(sample_weight, len(y))
         rng = check_random_state(self.random_state)
         if self.estimator is not None and _is_ensemble(self.estimator):
-            members, features = self._take_members(X, y, rng)
+            members, features = self._take_members(X, y, w, rng)
         else:
-            members, features = self._bag(X, y, rng)
+            members, features = self._bag(X, y, w, rng)
         for i, member in enumerate(members):
             if not callable(getattr(member, "predict", None)):
                 raise ValueError(f"ensemble member {i} ({type(member).__name__}) has no predict method")
@@ -233,28 +238,30 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         self.estimators_features_ = features
         self.n_kept_ = _resolve_keep(self.keep, len(members))
         predictions = self._member_predictions(X)
-        self.order_, self.train_errors_ = greedy_order(error_covariance(predictions, y))
+        self.order_, self.train_errors_ = greedy_order(error_covariance(predictions, y, w))
         return self
 
-    def _bag(self, X, y, rng):
+    def _bag(self, X, y, w, rng):
         estimator = make_network() if self.estimator is None else self.estimator
         for method in ("fit", "predict"):
             if not callable(getattr(estimator, method, None)):
                 raise ValueError(f"estimator must implement fit and predict; {type(estimator).__name__} has no {method}")
+        _check_accepts_weights(estimator, w)
         m = check_int(self.n_estimators, "n_estimators", minimum=1)
         n = X.shape[0]
         seeds = rng.randint(_MAX_SEED, size=m)
-        members = Parallel(n_jobs=self.n_jobs)(delayed(_fit_member)(estimator, X, y, seed, n) for seed in seeds)
+        members = Parallel(n_jobs=self.n_jobs)(delayed(_fit_member)(estimator, X, y, w, seed, n) for seed in seeds)
         return members, [np.arange(X.shape[1])] * m
 
-    def _take_members(self, X, y, rng):
+    def _take_members(self, X, y, w, rng):
         ensemble = self.estimator
         if not hasattr(ensemble, "estimators_"):
+            _check_accepts_weights(ensemble, w)
             ensemble = clone(ensemble)
             _seed_estimator(ensemble, rng)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
-                ensemble.fit(X, y)
+                ensemble.fit(X, y, **({} if w is None else {"sample_weight": w}))
         fitted_features = getattr(ensemble, "n_features_in_", X.shape[1])
         if fitted_features != X.shape[1]:
             raise ValueError(f"X has {X.shape[1]} features, but the ensemble was fitted with {fitted_features}")
@@ -408,11 +415,16 @@ def _seed_estimator(estimator, rng) -> None:
         estimator.set_params(**{k: int(s) for k, s in zip(keys, seeds)})
 
 
-def _fit_member(estimator, X, y, seed, n):
+def _check_accepts_weights(estimator, w):
+    if w is not None and not has_fit_parameter(estimator, "sample_weight"):
+        raise ValueError(f"sample_weight was given but {type(estimator).__name__}.fit does not accept sample_weight")
+
+
+def _fit_member(estimator, X, y, w, seed, n):
     rng = np.random.RandomState(seed)
     rows = rng.randint(n, size=n)
     member = clone(estimator)
     _seed_estimator(member, rng)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return member.fit(X[rows], y[rows])
+        return member.fit(X[rows], y[rows], **({} if w is None else {"sample_weight": w[rows]}))

@@ -158,9 +158,48 @@ def small_model(**kwargs):
     return OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=4), random_state=0, **kwargs)
 
 
-@parametrize_with_checks([OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=5)])
+@parametrize_with_checks(
+    [OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=5)],
+    # a bootstrap of n rows out of n is not one of N = sum(w) rows out of N: as BaggingRegressor
+    expected_failed_checks=lambda est: {"check_sample_weight_equivalence_on_dense_data":
+                                        "bootstrap samples differ between weighted and repeated rows"},
+)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_weighted_order_is_the_order_on_repeated_rows():
+    X, y = friedman(120, 3)
+    forest = RandomForestRegressor(n_estimators=15, max_depth=3, random_state=0).fit(X, y)
+    weight = np.random.default_rng(0).integers(0, 4, len(y))
+    rows = np.repeat(np.arange(len(y)), weight)
+    weighted = OrderedBaggingRegressor(forest, keep=0.4).fit(X, y, sample_weight=weight.astype(float))
+    repeated = OrderedBaggingRegressor(forest, keep=0.4).fit(X[rows], y[rows])
+    np.testing.assert_array_equal(weighted.order_, repeated.order_)
+    np.testing.assert_allclose(weighted.train_errors_, repeated.train_errors_, rtol=1e-10)
+    c = error_covariance(weighted._member_predictions(X), y, weight)
+    np.testing.assert_allclose(c, error_covariance(weighted._member_predictions(X[rows]), y[rows]), rtol=1e-10)
+
+
+class _WeightRecorder(LinearRegression):
+    def fit(self, X, y, sample_weight=None):
+        self.seen_rows_, self.seen_weight_ = X[:, 0].astype(int), sample_weight
+        return super().fit(X, y, sample_weight)
+
+
+def test_members_are_fitted_with_the_weights_of_their_bootstrap_rows():
+    X, y = friedman(60, 4)
+    X[:, 0] = np.arange(60)  # the first column names the row
+    weight = 1.0 + np.arange(60)
+    model = OrderedBaggingRegressor(_WeightRecorder(), n_estimators=4, random_state=0).fit(X, y, sample_weight=weight)
+    for member in model.estimators_:
+        np.testing.assert_array_equal(member.seen_weight_, weight[member.seen_rows_])
+    from sklearn.neighbors import KNeighborsRegressor
+
+    with pytest.raises(ValueError, match="KNeighborsRegressor.fit does not accept sample_weight"):
+        OrderedBaggingRegressor(KNeighborsRegressor(), n_estimators=2).fit(X, y, sample_weight=weight)
+    with pytest.raises(ValueError, match="sample_weight must be non-negative"):
+        OrderedBaggingRegressor(_WeightRecorder(), n_estimators=2).fit(X, y, sample_weight=-weight)
 
 
 def test_fit_orders_members_on_training_data_and_predicts_with_kept_prefix():
