@@ -416,11 +416,13 @@ def equations_from_pysr(frame, feature_names=None):
     }, columns=list(EQUATIONS_COLUMNS))
 
 
-def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samples=None, extra=None, **params):
+def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samples=None, extra=None,
+             previous=None, **params):
     """Run one PySR search for SQR at ``quantile``; return ``(model, equations)``.
 
     ``params`` are the :func:`pysr_kwargs` keywords; ``extra`` adds or overrides PySRRegressor
-    keywords (say ``ncycles_per_iteration``). ``max_samples`` draws that many rows
+    keywords (say ``ncycles_per_iteration``). ``previous``, a PySRRegressor this function
+    returned, goes on from its search (PySR's ``warm_start``) instead of starting afresh. ``max_samples`` draws that many rows
     without replacement (seeded by ``random_state``), the paper's SQR10K. Features are passed
     to PySR as ``x0, x1, ...`` and renamed to ``feature_names`` in the returned equations.
 
@@ -442,7 +444,12 @@ def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samp
         rows = np.sort(rng.choice(X.shape[0], size=int(max_samples), replace=False))
         X, y = X[rows], y[rows]
         w = None if w is None else w[rows]
-    model = PySRRegressor(**{**pysr_kwargs(quantile, **params), **(extra or {})})
+    kwargs = {**pysr_kwargs(quantile, **params), **(extra or {})}
+    if previous is None:
+        model = PySRRegressor(**kwargs)
+    else:
+        model = previous
+        model.set_params(**{**kwargs, "warm_start": True})
     model.fit(X, y, weights=w)
     if feature_names is None:
         feature_names = [f"x{i}" for i in range(X.shape[1])]
@@ -513,7 +520,8 @@ def fit_sqr_fronts(estimator, X, y, sample_weight, quantiles, feature_names):
     the Pareto front as rows ``{"complexity", "loss", "ops", "feats", "vals"}`` (complexity in
     the estimator's token weights, loss the mean pinball loss on ``X, y``), with expressions
     converted to the native flat arrays so that predict, export and plots work unchanged.
-    ``X`` is already subsampled (``max_samples``) by the estimator.
+    ``X`` is already subsampled (``max_samples``) by the estimator. With ``warm_start`` the
+    estimator's PySR models of its last fit go on searching.
     """
     from .symbolic._expressions import from_tokens
 
@@ -525,8 +533,13 @@ def fit_sqr_fronts(estimator, X, y, sample_weight, quantiles, feature_names):
              if getattr(estimator, name, None) is not None}
     n_features = X.shape[1]
     fronts = []
-    for tau in quantiles:
-        _, equations = fit_pysr(X, y, tau, sample_weight=sample_weight, extra=extra, **params)
+    previous = getattr(estimator, "_pysr_models", None) if getattr(estimator, "warm_start", False) else None
+    if previous is None or len(previous) != len(quantiles):
+        previous = [None] * len(quantiles)
+    estimator._pysr_models = []
+    for tau, model in zip(quantiles, previous):
+        model, equations = fit_pysr(X, y, tau, sample_weight=sample_weight, extra=extra, previous=model, **params)
+        estimator._pysr_models.append(model)
         rows = []
         for _, row in equations.iterrows():
             try:

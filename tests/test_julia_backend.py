@@ -625,15 +625,15 @@ def test_sqr_julia_backend_end_to_end_with_a_simulated_pysr(monkeypatch):
     calls = []
     x0, x1 = sympy.symbols("x0 x1")
 
-    def fake_fit_pysr(X, y, quantile, *, sample_weight=None, extra=None, **params):
-        calls.append((quantile, params, extra))
+    def fake_fit_pysr(X, y, quantile, *, sample_weight=None, extra=None, previous=None, **params):
+        calls.append((quantile, params, extra, previous))
         kwargs = _julia.pysr_kwargs(quantile, **params)  # the mapping must accept the estimator's parameters
         assert kwargs["maxsize"] == 12 and kwargs["random_state"] == 3
         exprs = [x0 + 0.0 * quantile, 2.0 * x0 + sympy.cos(x1), sympy.tan(x0)]
         frame = pd.DataFrame({"complexity": [1, 6, 9], "equation": ["", "", ""], "sympy_format": exprs,
                               "loss": [pinball_loss(y, sympy.lambdify((x0, x1), e)(X[:, 0], X[:, 1]) + 0 * y,
                                                     quantile) for e in exprs[:2]] + [9.0]})
-        return None, _julia.equations_from_pysr(frame)
+        return ("pysr model", quantile, len(calls)), _julia.equations_from_pysr(frame)
 
     monkeypatch.setattr(_julia, "fit_pysr", fake_fit_pysr)
     rng = np.random.default_rng(0)
@@ -647,6 +647,12 @@ def test_sqr_julia_backend_end_to_end_with_a_simulated_pysr(monkeypatch):
     front = model.equations_[0]
     assert front["complexity"].tolist() == [1, 6]  # tan has no native twin: dropped
     np.testing.assert_allclose(model.predict(X, index=[1, 1])[:, 0], y, atol=1e-12)
+    assert [c[3] for c in calls] == [None, None]
+    # warm_start hands each level's PySR model of the last fit back to PySR
+    model.set_params(warm_start=True).fit(X, y)
+    assert [c[3] for c in calls[2:]] == [("pysr model", 0.2, 1), ("pysr model", 0.8, 2)]
+    model.set_params(warm_start=False).fit(X, y)
+    assert [c[3] for c in calls[4:]] == [None, None]
 
 
 def test_sqr_auto_stays_native_without_pysr(monkeypatch):
