@@ -88,14 +88,16 @@ def _format_constant(value: float, precision: int) -> tuple[str, int]:
 
 
 def to_string(ops, feats, vals, length, feature_names, precision: int = 5) -> str:
-    """Infix string of a postfix expression, with only the parentheses precedence needs."""
+    """Infix string of a postfix expression, with only the parentheses precedence needs; a
+    feature name that is not an identifier is quoted in backticks."""
     stack: list[tuple[str, int]] = []
     for k in range(int(length)):
         op = int(ops[k])
         if op == CONST:
             stack.append(_format_constant(float(vals[k]), precision))
         elif op == VAR:
-            stack.append((str(feature_names[int(feats[k])]), _ATOM))
+            name = str(feature_names[int(feats[k])])
+            stack.append((name if name.isidentifier() else f"`{name}`", _ATOM))  # `x-1`, `dose mg`
         elif ARITY[op] == 1:
             text, prec = stack.pop()
             if op in _FUNC:
@@ -111,8 +113,10 @@ def to_string(ops, feats, vals, length, feature_names, precision: int = 5) -> st
                 stack.append((f"{_wrap(lt, lp, _ATOM)}^{_wrap(rt, rp, _ATOM)}", 4))
                 continue
             symbol, prec = _INFIX[op]
-            if op in (ADD, SUB) and int(ops[k - 1]) == CONST and rt.startswith("-"):
-                symbol, rt, rp = ("-" if op == ADD else "+"), rt[1:], _ATOM  # x + -2 -> x - 2
+            if op in (ADD, SUB) and rt.startswith("-") and (op == ADD or rp > prec):
+                # x + -2 -> x - 2, x + -2 * y + z -> x - 2 * y + z, x - -y -> x + y; a right
+                # operand of - that is a sum stays in parentheses
+                symbol, rt, rp = ("-" if op == ADD else "+"), rt[1:], _ATOM
             left = _wrap(lt, lp, prec)
             # right operand of - and / needs parentheses at equal precedence
             right = _wrap(rt, rp, prec + 1 if op in (SUB, DIV) else prec)

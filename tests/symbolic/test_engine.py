@@ -255,3 +255,28 @@ def test_simplify_folds_constants_along_a_chain_of_sums(tokens):
     X = np.random.default_rng(1).normal(size=(9, 2))
     np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
 
+
+
+def test_equation_strings_quote_feature_names_that_are_not_identifiers():
+    ops, feats, vals = E.from_tokens(["x0", "x1", "mul", "x2", "sub"])
+    text = E.to_string(ops, feats, vals, len(ops), ["dose mg", "age", "x-1"])
+    assert text == "`dose mg` * age - `x-1`"
+
+
+def test_equation_strings_read_back_as_the_expression():
+    import sympy
+
+    X = np.random.default_rng(2).uniform(0.5, 2.0, size=(7, 3))
+    names = sympy.symbols("x0 x1 x2")
+    checked = 0
+    for ops, feats, vals in random_expressions(300, 3, max_complexity=14, seed=5):
+        text = E.to_string(ops, feats, vals, len(ops), ["x0", "x1", "x2"], precision=17)
+        assert "+ -" not in text and "- -" not in text, text
+        parsed = sympy.lambdify(names, sympy.sympify(text.replace("^", "**"), locals={"abs": sympy.Abs}))
+        with np.errstate(all="ignore"):
+            expected = reference_eval(ops, feats, vals, X)
+            got = np.broadcast_to(np.asarray(parsed(*X.T), dtype=complex), expected.shape)
+        ok = np.isfinite(expected) & (np.abs(expected) < 1e6)
+        np.testing.assert_allclose(got[ok].real, expected[ok], rtol=1e-9, atol=1e-9, err_msg=text)
+        checked += int(ok.any())
+    assert checked > 200
