@@ -422,9 +422,10 @@ def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samp
 
     ``params`` are the :func:`pysr_kwargs` keywords; ``extra`` adds or overrides PySRRegressor
     keywords (say ``ncycles_per_iteration``). ``previous``, a PySRRegressor this function
-    returned, goes on from its search (PySR's ``warm_start``) instead of starting afresh. ``max_samples`` draws that many rows
-    without replacement (seeded by ``random_state``), the paper's SQR10K. Features are passed
-    to PySR as ``x0, x1, ...`` and renamed to ``feature_names`` in the returned equations.
+    returned, goes on from its search (PySR's ``warm_start``) instead of starting afresh.
+    ``max_samples`` draws that many rows without replacement (seeded by ``random_state``), the
+    paper's SQR10K. Features are passed to PySR as ``x0, x1, ...`` and renamed to
+    ``feature_names`` in the returned equations.
 
     Raises
     ------

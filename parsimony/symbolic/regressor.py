@@ -135,11 +135,11 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         Seconds per quantile level; the search stops at the next sync point and keeps its
         current front (``status_ == "time_limit"``).
     warm_start : bool, default=False
-        Let ``fit`` go on from the populations and halls of fame of the previous ``fit`` (same
-        engine, features, operators, sizes and levels; otherwise it starts afresh; the Julia
-        engine uses PySR's own ``warm_start``):
-        ``niterations`` more iterations, on the data now given. On the same data, fits of
-        ``a`` then ``b`` iterations give the equations of one fit of ``a + b``.
+        Let ``fit`` run ``niterations`` more iterations, on the data now given, from the
+        populations and halls of fame of the previous ``fit`` when the engine, features,
+        operators, sizes and levels are the same (otherwise it starts afresh; the Julia engine
+        uses PySR's own ``warm_start``). On the same data, fits of ``a`` then ``b`` iterations
+        give the equations of one fit of ``a + b``.
     random_state : int, RandomState or None, default=None
         Seed; the same seed gives the same equations for every ``n_jobs``.
     n_jobs : int or None, default=None
