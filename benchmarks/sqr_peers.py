@@ -36,7 +36,9 @@ from sklearn.model_selection import KFold
 
 from parsimony.datasets import load_dataset
 from parsimony.experiments.baselines import weighted_quantile
-from parsimony.metrics import absolute_coverage_error, complexity, coverage, expression_complexity, pinball_loss
+from parsimony.metrics import (
+    absolute_coverage_error, complexity, coverage, expression_complexity, normalized_quantile_loss, pinball_loss,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PARSIMONY_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
@@ -140,11 +142,11 @@ def score_peer(peer, X, y, train, test, tau, whole_range):
     predict, parsimony, expression = fit_peer(peer, X[train], y[train], tau)
     seconds = time.perf_counter() - start
     pred = np.asarray(predict(X[test]), dtype=float).ravel()
-    loss = pinball_loss(y[test], pred, tau)
     fold_range = float(np.ptp(y[test]))
     return {
-        "nql": loss / whole_range, "nql_fold": loss / fold_range if fold_range > 0 else float("nan"),
-        "pinball": loss, "coverage": coverage(y[test], pred), "ace": absolute_coverage_error(y[test], pred, tau),
+        "nql": normalized_quantile_loss(y[test], pred, tau, y_range=whole_range),
+        "nql_fold": normalized_quantile_loss(y[test], pred, tau) if fold_range > 0 else float("nan"),
+        "pinball": pinball_loss(y[test], pred, tau), "coverage": coverage(y[test], pred), "ace": absolute_coverage_error(y[test], pred, tau),
         "parsimony": parsimony, "seconds": seconds, "equation": expression,
     }
 

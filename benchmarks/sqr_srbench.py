@@ -46,7 +46,7 @@ from sqr_peers import (  # noqa: E402  (the peers' module sits beside this scrip
     CACHE, SHARED, benchmark_folds, cache_key, dataset_path, load_xy, peer_identity, read_cache, run_peers,
 )
 
-from parsimony.metrics import absolute_coverage_error, pinball_loss  # noqa: E402
+from parsimony.metrics import absolute_coverage_error, normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor  # noqa: E402
 
 ANCHORS = SHARED.parent / "anchors.md"
@@ -93,10 +93,9 @@ def run_fold(X, y, train, test, tau, seed, n_jobs, whole_range):
     model.fit(X[train], y[train])
     seconds = time.perf_counter() - start
     pred = model.predict(X[test])
-    loss = pinball_loss(y[test], pred, tau)
     return {
-        "nql": loss / whole_range,
-        "nql_fold": loss / float(np.ptp(y[test])),
+        "nql": normalized_quantile_loss(y[test], pred, tau, y_range=whole_range),
+        "nql_fold": normalized_quantile_loss(y[test], pred, tau),
         "ace": absolute_coverage_error(y[test], pred, tau),
         "parsimony": int(model.complexity_),
         "seconds": seconds,

@@ -43,16 +43,24 @@ def pinball_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
     return float(np.average(loss, weights=w))
 
 
-def normalized_quantile_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
-    """Mean pinball loss divided by the range of ``y_true`` (SQR paper Eq. 7).
+def normalized_quantile_loss(y_true, y_pred, quantile=0.5, sample_weight=None, y_range=None) -> float:
+    """Mean pinball loss divided by a range of the target (SQR paper Eq. 7).
 
-    Raises ``ValueError`` when ``y_true`` is constant (the range is zero).
+    ``y_range`` is the divisor: the SQR paper's tables divide by ``max(y) - min(y)`` of the
+    **whole dataset's** target, so pass that range when ``y_true`` is a test fold (the
+    experiment runner and ``benchmarks/sqr_srbench.py`` do). By default it is the range of
+    ``y_true`` itself. Raises ``ValueError`` when the range is zero or ``y_range`` is not positive.
     """
     loss = pinball_loss(y_true, y_pred, quantile, sample_weight)
-    y = np.asarray(y_true, dtype=np.float64).ravel()
-    span = float(y.max() - y.min())
-    if span == 0.0:
-        raise ValueError("normalized_quantile_loss is undefined for a constant y_true (zero range)")
+    if y_range is None:
+        y = np.asarray(y_true, dtype=np.float64).ravel()
+        span = float(y.max() - y.min())
+        if span == 0.0:
+            raise ValueError("normalized_quantile_loss is undefined for a constant y_true (zero range)")
+        return loss / span
+    span = float(y_range)
+    if not np.isfinite(span) or span <= 0.0:
+        raise ValueError(f"y_range must be a positive finite number (the target's max - min), got {y_range!r}")
     return loss / span
 
 

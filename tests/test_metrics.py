@@ -60,9 +60,21 @@ def test_normalized_loss_coverage_and_ace():
     assert interval_coverage(y, p - 1, p + 0.1) == pytest.approx(3 / 5)
 
 
+def test_nql_divides_by_the_given_whole_dataset_range():
+    # a test fold [0, 2, 4] of a dataset whose target spans 10, predicted by 1 everywhere:
+    # residuals -1, 1, 3; pinball at .5: (0.5 + 0.5 + 1.5) / 3; at .9: (0.1 + 0.9 + 2.7) / 3
+    y, p = np.array([0.0, 2.0, 4.0]), np.ones(3)
+    assert normalized_quantile_loss(y, p, 0.5, y_range=10.0) == pytest.approx(2.5 / 3 / 10)
+    assert normalized_quantile_loss(y, p, 0.9, y_range=10.0) == pytest.approx(3.7 / 3 / 10)
+    assert normalized_quantile_loss(y, p, 0.9) == pytest.approx(3.7 / 3 / 4)  # the fold's own range
+    assert normalized_quantile_loss([1.0, 1.0], [1.0, 2.0], 0.5, y_range=2.0) == pytest.approx(0.125)
+
+
 @pytest.mark.parametrize(
     "call, match",
     [
+        (lambda: normalized_quantile_loss([1, 2], [1, 2], 0.5, y_range=0.0), "y_range must be a positive"),
+        (lambda: normalized_quantile_loss([1, 2], [1, 2], 0.5, y_range=np.nan), "y_range must be a positive"),
         (lambda: pinball_loss([1, 2], [1, 2], 0.0), "strictly between 0 and 1"),
         (lambda: pinball_loss([1, 2], [1, 2], 1.5), "strictly between 0 and 1"),
         (lambda: pinball_loss([1, np.nan], [1, 2], 0.5), "y_true contains NaN"),

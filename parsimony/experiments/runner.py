@@ -162,10 +162,13 @@ def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, folds: int,
         row["predict_time"] = time.perf_counter() - start
         if not np.all(np.isfinite(pred)):
             raise ValueError("the model predicted NaN or infinite values on the test fold")
-        y_test, tau = y[test], task.quantile
+        y_test, tau, y_range = y[test], task.quantile, float(np.ptp(y))
         row.update(
             pinball=pinball_loss(y_test, pred, tau),
-            nql=normalized_quantile_loss(y_test, pred, tau) if np.ptp(y_test) > 0 else math.nan,
+            # the SQR paper's NQL divides by the whole dataset's range; the test fold's is kept too
+            nql=normalized_quantile_loss(y_test, pred, tau, y_range=y_range) if y_range > 0 else math.nan,
+            nql_fold=normalized_quantile_loss(y_test, pred, tau) if np.ptp(y_test) > 0 else math.nan,
+            y_range=y_range,
             coverage=coverage(y_test, pred),
             ace=absolute_coverage_error(y_test, pred, tau),
         )
@@ -279,6 +282,8 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
     own_store = not isinstance(store, ResultStore)
     results = ResultStore(store) if own_store else store
     try:
+        for name, (array, _) in data.items():  # rows of a store from before y_range was stored
+            results.fill_range(name, float(np.ptp(array[:, -1])))
         if retry_failed:
             results.delete([t.key for t in tasks if t.key in results.failed()])
         done = results.finished()

@@ -11,6 +11,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 KEY = ("dataset", "method", "quantile", "fold", "seed")
@@ -18,7 +19,7 @@ KEY = ("dataset", "method", "quantile", "fold", "seed")
 #: Columns of the ``results`` table after the key, with their SQL types.
 FIELDS = {
     "status": "TEXT NOT NULL CHECK (status IN ('ok', 'failed'))",
-    "nql": "REAL", "ace": "REAL", "pinball": "REAL", "coverage": "REAL", "complexity": "REAL",
+    "nql": "REAL", "nql_fold": "REAL", "y_range": "REAL", "ace": "REAL", "pinball": "REAL", "coverage": "REAL", "complexity": "REAL",
     "fit_time": "REAL", "tune_time": "REAL", "predict_time": "REAL",
     "n_train": "INTEGER", "n_test": "INTEGER", "n_features": "INTEGER",
     "transparent": "INTEGER", "target": "TEXT",
@@ -65,6 +66,48 @@ class ResultStore:
             self._conn.execute("PRAGMA journal_mode = WAL")
         self._conn.execute("PRAGMA synchronous = NORMAL")
         self._conn.execute(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring a store written before ``y_range`` existed to the current columns.
+
+        Its ``nql`` divided by the test fold's range: that value moves to ``nql_fold`` and ``nql``
+        (whole-dataset range) stays empty until :meth:`fill_range` learns the dataset's range.
+        """
+        present = {row[1] for row in self._conn.execute("PRAGMA table_info(results)")}
+        missing = [name for name in FIELDS if name not in present]
+        if not missing:
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            for name in missing:
+                self._conn.execute(f"ALTER TABLE results ADD COLUMN {name} {FIELDS[name]}")
+            if "nql_fold" in missing:
+                self._conn.execute("UPDATE results SET nql_fold = nql, nql = NULL")
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+
+    def fill_range(self, dataset, y_range) -> int:
+        """Give ``dataset``'s rows without a ``y_range`` that range and ``nql = pinball / y_range``.
+
+        Rows of a migrated store get their whole-range NQL back when a run names the dataset;
+        returns how many rows changed.
+        """
+        span = float(y_range)
+        if not np.isfinite(span) or span <= 0:
+            return 0
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            count = self._conn.execute(
+                "UPDATE results SET y_range = ?, nql = pinball / ? WHERE dataset = ? AND y_range IS NULL "
+                "AND pinball IS NOT NULL", (span, span, str(dataset))).rowcount
+            self._conn.execute("COMMIT")
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        return count
 
     # -- context manager ------------------------------------------------------------------------
     def __enter__(self):

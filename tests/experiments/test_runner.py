@@ -68,7 +68,9 @@ def test_stored_metrics_are_the_task_metrics(tmp_path):
     model = METHODS["QDT"].build(0.9, task.random_state, BUDGETS["tiny"]).fit(X[train], y[train])
     pred = model.predict(X[test])
     assert row["pinball"] == pinball_loss(y[test], pred, 0.9)
-    assert row["nql"] == normalized_quantile_loss(y[test], pred, 0.9)
+    assert row["nql"] == pytest.approx(pinball_loss(y[test], pred, 0.9) / (y.max() - y.min()))  # whole range
+    assert row["nql_fold"] == normalized_quantile_loss(y[test], pred, 0.9)
+    assert row["y_range"] == y.max() - y.min() and np.ptp(y[test]) < row["y_range"]
     assert row["coverage"] == coverage(y[test], pred)
     assert row["ace"] == absolute_coverage_error(y[test], pred, 0.9)
     assert row["complexity"] == model.best_estimator_.tree_.node_count

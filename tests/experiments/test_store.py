@@ -55,3 +55,22 @@ def test_bad_rows_and_paths(tmp_path):
         ResultStore(tmp_path / "missing" / "r.sqlite")
     with pytest.raises(FileNotFoundError):
         load_results(tmp_path / "none.sqlite")
+
+
+def test_a_store_from_before_y_range_is_migrated_and_refilled(tmp_path):
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:  # the schema before nql_fold / y_range, nql = fold range
+        conn.execute("CREATE TABLE results (dataset TEXT NOT NULL, method TEXT NOT NULL, quantile REAL NOT NULL, "
+                     "fold INTEGER NOT NULL, seed INTEGER NOT NULL, status TEXT NOT NULL, nql REAL, pinball REAL, "
+                     "UNIQUE (dataset, method, quantile, fold, seed))")
+        conn.execute("INSERT INTO results VALUES ('d', 'm', 0.5, 0, 0, 'ok', 0.25, 1.0)")
+        conn.execute("INSERT INTO results VALUES ('e', 'm', 0.5, 0, 0, 'ok', 0.5, 2.0)")
+    with ResultStore(path) as store:
+        table = store.load()
+        assert table["nql_fold"].tolist() == [0.25, 0.5] and table["nql"].isna().all()
+        assert store.fill_range("d", 8.0) == 1 and store.fill_range("d", 8.0) == 0
+        table = store.load().set_index("dataset")
+        assert table.loc["d", "nql"] == 1.0 / 8.0 and table.loc["d", "y_range"] == 8.0
+        assert table.loc["e", ["nql", "y_range"]].isna().all()  # not named by a run yet
+    with ResultStore(path) as store:  # reopening does not migrate twice
+        assert store.load().set_index("dataset").loc["d", "nql_fold"] == 0.25
