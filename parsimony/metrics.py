@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from ._validation import check_array_1d, check_quantile, check_quantiles, check_same_length, check_sample_weight
+from .losses import Pinball
 
 #: Token weights of the SQR paper (Table 1 / Table 5). Operators the paper does not list get the
 #: weight of the closest listed one (cube like square + 1, abs and neg like a sign change, pow
@@ -38,9 +39,7 @@ def pinball_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
     """
     tau = check_quantile(quantile)
     y_true, y_pred, w = _prepare(y_true, y_pred, sample_weight)
-    diff = y_true - y_pred
-    loss = np.where(diff >= 0, tau * diff, (tau - 1.0) * diff)
-    return float(np.average(loss, weights=w))
+    return Pinball(tau).value(y_true, y_pred, w)
 
 
 def normalized_quantile_loss(y_true, y_pred, quantile=0.5, sample_weight=None, y_range=None) -> float:

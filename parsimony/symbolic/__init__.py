@@ -6,7 +6,7 @@
 finite-sample coverage guarantee (split-conformal calibration).
 """
 
-from ._losses import Absolute, Pinball, Squared
+from ..losses import Absolute, Pinball, Squared
 from .conformal import ConformalQuantileInterval
 from .regressor import SymbolicQuantileRegressor, select_equation
 

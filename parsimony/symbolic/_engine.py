@@ -24,7 +24,9 @@ import math
 import numpy as np
 
 from .._numba import njit
-from ._evaluator import LOSS_PINBALL, LOSS_SQUARED, binary_scalar, last_rows, loss_of_rows, tree_loss, unary_scalar
+from .._loss_kernels import loss_of_rows
+from ..losses import LOSS_PINBALL, LOSS_SQUARED
+from ._evaluator import binary_scalar, last_rows, tree_loss, unary_scalar
 from ._expressions import (
     ADD, ARITY, CONST, DIV, MUL, NEG, POW, SUB, VAR,
 )

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from .._loss_kernels import loss_of_rows, loss_of_scalar
 from .._numba import njit
 from ._expressions import (
     ABS, ADD, CONST, COS, CUBE, DIV, EXP, FIRST_UNARY, LOG, MUL, SIN, SQRT, SQUARE, SUB,
@@ -34,7 +35,6 @@ _TWO_OVER_PI = 0.63661977236758134308
 _ROUND = 6755399441055744.0  # 1.5 * 2**52: (v + _ROUND) - _ROUND rounds v to an integer
 _TRIG_RANGE = 5e5  # beyond it, fall back to libm
 
-LOSS_PINBALL, LOSS_SQUARED, LOSS_ABSOLUTE = 0, 1, 2
 KIND_BUFFER, KIND_FEATURE, KIND_SCALAR = 0, 1, 2
 
 
@@ -281,63 +281,6 @@ def last_rows(Xt, ws):
 
 
 @njit(error_model="numpy")
-def loss_of_rows(pred, y, w, loss_kind, tau):
-    """Weighted loss sum; branch-free terms and four partial sums so the loop vectorises."""
-    n = y.shape[0]
-    s0 = s1 = s2 = s3 = 0.0
-    m = n - n % 4
-    if loss_kind == LOSS_PINBALL:
-        for i in range(0, m, 4):
-            r0 = y[i] - pred[i]
-            r1 = y[i + 1] - pred[i + 1]
-            r2 = y[i + 2] - pred[i + 2]
-            r3 = y[i + 3] - pred[i + 3]
-            s0 += w[i] * r0 * (tau - (r0 < 0.0))
-            s1 += w[i + 1] * r1 * (tau - (r1 < 0.0))
-            s2 += w[i + 2] * r2 * (tau - (r2 < 0.0))
-            s3 += w[i + 3] * r3 * (tau - (r3 < 0.0))
-        for i in range(m, n):
-            r = y[i] - pred[i]
-            s0 += w[i] * r * (tau - (r < 0.0))
-    elif loss_kind == LOSS_SQUARED:
-        for i in range(0, m, 4):
-            r0 = y[i] - pred[i]
-            r1 = y[i + 1] - pred[i + 1]
-            r2 = y[i + 2] - pred[i + 2]
-            r3 = y[i + 3] - pred[i + 3]
-            s0 += w[i] * r0 * r0
-            s1 += w[i + 1] * r1 * r1
-            s2 += w[i + 2] * r2 * r2
-            s3 += w[i + 3] * r3 * r3
-        for i in range(m, n):
-            r = y[i] - pred[i]
-            s0 += w[i] * r * r
-    else:
-        for i in range(0, m, 4):
-            s0 += w[i] * abs(y[i] - pred[i])
-            s1 += w[i + 1] * abs(y[i + 1] - pred[i + 1])
-            s2 += w[i + 2] * abs(y[i + 2] - pred[i + 2])
-            s3 += w[i + 3] * abs(y[i + 3] - pred[i + 3])
-        for i in range(m, n):
-            s0 += w[i] * abs(y[i] - pred[i])
-    return (s0 + s1) + (s2 + s3)
-
-
-@njit(error_model="numpy")
-def _loss_scalar(v, y, w, loss_kind, tau):
-    total = 0.0
-    for i in range(y.shape[0]):
-        r = y[i] - v
-        if loss_kind == LOSS_PINBALL:
-            total += w[i] * (tau * r if r >= 0 else (tau - 1.0) * r)
-        elif loss_kind == LOSS_SQUARED:
-            total += w[i] * r * r
-        else:
-            total += w[i] * abs(r)
-    return total
-
-
-@njit(error_model="numpy")
 def tree_loss(ops, feats, vals, length, data, ws):
     """Weighted mean loss of an expression on ``data = (Xt, y, w, wsum, loss_kind, tau)``.
 
@@ -346,7 +289,7 @@ def tree_loss(ops, feats, vals, length, data, ws):
     Xt, y, w, wsum, loss_kind, tau = data
     kind = eval_tree(ops, feats, vals, length, Xt, ws)
     if kind == KIND_SCALAR:
-        total = _loss_scalar(ws[3][0], y, w, loss_kind, tau)
+        total = loss_of_scalar(ws[3][0], y, w, loss_kind, tau)
     elif kind == KIND_FEATURE:
         total = loss_of_rows(Xt[ws[2][0]], y, w, loss_kind, tau)
     else:

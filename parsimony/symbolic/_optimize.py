@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
-from ._evaluator import LOSS_PINBALL, LOSS_SQUARED, evaluate, tree_loss
+from ..losses import LOSS_PINBALL, LOSS_SQUARED
+from ._evaluator import evaluate, tree_loss
 from ._expressions import CONST
 from ._random import normal
 

@@ -23,6 +23,7 @@ from ._engine import (
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
     P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
 )
+from ..losses import loss_from_code
 from ._evaluator import make_workspace, tree_loss
 from ._optimize import optimize_constants
 from ._random import new_state
@@ -140,19 +141,8 @@ def feature_probabilities(X, y, w, relevance, max_rows=10_000):
 
 
 def constant_baseline(y, w, loss_kind, tau) -> float:
-    """Loss of the best constant prediction (used to normalise losses in the cost)."""
-    order = np.argsort(y)
-    cw = np.cumsum(w[order]) / w.sum()
-    level = 0.5 if loss_kind != 0 else tau
-    c = float(np.average(y, weights=w)) if loss_kind == 1 else float(y[order][np.searchsorted(cw, level)])
-    r = y - c
-    if loss_kind == 0:
-        loss = np.where(r >= 0, tau * r, (tau - 1) * r)
-    elif loss_kind == 1:
-        loss = r * r
-    else:
-        loss = np.abs(r)
-    value = float(np.average(loss, weights=w))
+    """Loss of the best constant prediction (used to normalise losses in the cost); 1 when it is 0."""
+    value = loss_from_code(loss_kind, tau).baseline(y, w)
     return value if value > 0 else 1.0
 
 

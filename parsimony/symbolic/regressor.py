@@ -13,10 +13,10 @@ from .._validation import (
     check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit, seed_from,
 )
 from ..backend import resolve_backend
+from ..losses import LOSSES, Loss, Pinball, Squared
 from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
-from ._losses import LOSSES, Pinball, Squared, _Loss
 from ._search import SearchSettings, run_search
 
 MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
@@ -204,7 +204,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             if loss not in LOSSES:
                 raise ValueError(f"loss must be None, a loss object or one of {sorted(LOSSES)}, got {loss!r}")
             loss = LOSSES[loss]()
-        if not isinstance(loss, _Loss):
+        if not isinstance(loss, Loss):
             raise TypeError(f"loss must be None, a string or a parsimony loss object, got {loss!r}")
         if len(quantiles) > 1:
             raise ValueError("a custom loss fits one model: give a single quantile level")

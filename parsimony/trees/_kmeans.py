@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
+from ..losses import LOSS_SQUARED
 
 
 @njit
@@ -51,7 +52,7 @@ def _abs_cost(pw, pm, a, b, values):
 
 @njit
 def _cost(kind, pw, pm, pq, values, a, b):
-    if kind == 0:
+    if kind == LOSS_SQUARED:
         return _sq_cost(pw, pm, pq, a, b)
     return _abs_cost(pw, pm, a, b, values)
 
@@ -103,7 +104,8 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
     Parameters
     ----------
     kind : int
-        0 for weighted squared error (k-Means), 1 for weighted absolute error (k-median).
+        :data:`parsimony.losses.LOSS_SQUARED` for weighted squared error (k-Means),
+        ``LOSS_ABSOLUTE`` for weighted absolute error (k-median).
     weights, values : ndarray
         Points sorted by value, with their weights.
     max_clusters : int

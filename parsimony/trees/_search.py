@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
+from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
 from ._kmeans import cluster_costs
 
 # kernel return codes
@@ -144,7 +145,7 @@ def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members):
     absolute deviations about the weighted median, from the rows sorted by target
     (``row_class``/``row_y``/``row_w``).
     """
-    if loss_kind == 0:
+    if loss_kind == LOSS_SQUARED:
         n = _members(words, members)
         w = 0.0
         s = 0.0
@@ -203,12 +204,12 @@ def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_cl
         cap = 1 << d
         if cap < kmax:
             kmax = cap
-    if loss_kind == 0:
+    if loss_kind == LOSS_SQUARED:
         for t in range(n):
             c = members[t]
             buf_w[t] = cw[c]
             buf_v[t] = cmean[c]
-        best, _ = cluster_costs(0, buf_w[:n], buf_v[:n], kmax, lam, 0.0)
+        best, _ = cluster_costs(LOSS_SQUARED, buf_w[:n], buf_v[:n], kmax, lam, 0.0)
         return best + within
     m = 0
     for r in range(row_y.shape[0]):
@@ -216,7 +217,7 @@ def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_cl
             buf_w[m] = row_w[r]
             buf_v[m] = row_y[r]
             m += 1
-    best, _ = cluster_costs(1, buf_w[:m], buf_v[:m], kmax, lam, within)
+    best, _ = cluster_costs(LOSS_ABSOLUTE, buf_w[:m], buf_v[:m], kmax, lam, within)
     return best
 
 
@@ -282,7 +283,7 @@ def search(
     cand_s1 = np.empty(n_feat, dtype=np.int64)
     cand_l0 = np.empty(n_feat)
     cand_l1 = np.empty(n_feat)
-    lazy = bound_kind != BOUND_NONE and loss_kind == 0
+    lazy = bound_kind != BOUND_NONE and loss_kind == LOSS_SQUARED
     steps = 0
     ret = 0.0
     ret_exact = False
@@ -395,7 +396,7 @@ def search(
                     continue
                 if dc == 0:
                     # children are leaves: exact values
-                    if loss_kind == 0:
+                    if loss_kind == LOSS_SQUARED:
                         w1 = f_w[j]
                         w0 = tw - w1
                         v1 = f_q[j] - f_s[j] * f_s[j] / w1

@@ -10,10 +10,11 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_int, check_nonnegative, check_option, check_sample_weight, check_time_limit
+from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
 from . import _search
 from .binarizer import Binarizer, weighted_quantiles
 
-LOSSES = {"squared": 0, "absolute": 1}
+LOSSES = {"squared": LOSS_SQUARED, "absolute": LOSS_ABSOLUTE}
 BOUNDS = {"none": _search.BOUND_NONE, "equivalent": _search.BOUND_EQUIVALENT, "kmeans": _search.BOUND_KMEANS}
 
 
@@ -34,7 +35,7 @@ class SearchResult:
 
 def _leaf_value(values, weights, loss_kind):
     """A leaf's prediction: the weighted mean (squared loss) or weighted lower median (absolute)."""
-    if loss_kind == 0:
+    if loss_kind == LOSS_SQUARED:
         return float(np.sum(weights * values) / np.sum(weights))
     return float(weighted_quantiles(values, weights, [0.5])[0])  # the lower weighted median
 
@@ -44,7 +45,7 @@ def _node_loss(values, weights, loss_kind, norm):
     if norm <= 0:
         return 0.0
     centre = _leaf_value(values, weights, loss_kind)
-    if loss_kind == 0:
+    if loss_kind == LOSS_SQUARED:
         return float(np.sum(weights * (values - centre) ** 2) / norm)
     return float(np.sum(weights * np.abs(values - centre)) / norm)
 
@@ -81,7 +82,7 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind):
     cs = np.bincount(inverse, weights=w * y_scaled, minlength=n_classes)
     cq = np.bincount(inverse, weights=w * y_scaled * y_scaled, minlength=n_classes)
     cmean = cs / cw
-    if loss_kind == 0:
+    if loss_kind == LOSS_SQUARED:
         cwithin = np.bincount(inverse, weights=w * (y_scaled - cmean[inverse]) ** 2, minlength=n_classes)
     else:
         cwithin = np.zeros(n_classes)
@@ -160,8 +161,8 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
     centre = _leaf_value(y, w, loss_kind)
     norm = _node_loss(y, w, loss_kind, 1.0)
-    scale = np.sqrt(norm) if loss_kind == 0 else norm
-    if norm <= 1e-12 * max(1.0, float(np.abs(y).max()) ** (2 if loss_kind == 0 else 1)) * float(np.sum(w)):
+    scale = np.sqrt(norm) if loss_kind == LOSS_SQUARED else norm
+    if norm <= 1e-12 * max(1.0, float(np.abs(y).max()) ** (2 if loss_kind == LOSS_SQUARED else 1)) * float(np.sum(w)):
         root = {"rows": np.arange(n)}
         return SearchResult(lam, lam, "optimal", root, {"subproblems": 0, "expansions": 0, "bounds": 0,
                                                          "seconds": time.perf_counter() - t0})
@@ -174,7 +175,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     n_classes = uniq.shape[0]
     n_words = (n_classes + 63) // 64
     fbits = _bitsets(uniq.astype(bool), n_words)
-    if loss_kind == 1:
+    if loss_kind == LOSS_ABSOLUTE:
         order = np.argsort(y_scaled, kind="stable")
         rows_class = row_class[order].astype(np.int64)
         rows_y = y_scaled[order]
@@ -319,7 +320,7 @@ def _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, lo
     n_words = root_words.shape[0]
 
     def leaf(mask):
-        if loss_kind == 0:
+        if loss_kind == LOSS_SQUARED:
             total, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
             return max(q - s_ * s_ / total, 0.0) if total > 0 else 0.0
         rows = mask[row_class]

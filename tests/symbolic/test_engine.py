@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from parsimony.losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
 from parsimony.symbolic import _engine as G
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._evaluator import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, make_workspace, tree_loss
+from parsimony.symbolic._evaluator import make_workspace, tree_loss
 from parsimony.symbolic._random import new_state, normal, randint, uniform
 
 from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, random_expressions, reference_eval

@@ -3,9 +3,10 @@
 import numpy as np
 import pytest
 
+from parsimony.losses import LOSS_PINBALL, LOSS_SQUARED
 from parsimony.metrics import pinball_loss
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._evaluator import LOSS_PINBALL, LOSS_SQUARED, evaluate, make_workspace, tree_loss
+from parsimony.symbolic._evaluator import evaluate, make_workspace, tree_loss
 
 from ._helpers import random_expressions, reference_eval
 

@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
+from parsimony.losses import LOSS_PINBALL
 from parsimony.metrics import pinball_loss
 from parsimony.symbolic import Absolute, Pinball, Squared
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._evaluator import LOSS_PINBALL, make_workspace, tree_loss
+from parsimony.symbolic._evaluator import make_workspace, tree_loss
 from parsimony.symbolic._optimize import optimize_constants
 from parsimony.symbolic._random import new_state
 
