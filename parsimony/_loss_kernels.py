@@ -21,46 +21,34 @@ def pointwise_loss(r, loss_kind, tau):
     return abs(r)
 
 
+@njit(error_model="numpy", inline="always")
+def _factor(r, loss_kind, tau):
+    """``pointwise_loss(r) / r`` without a branch on ``r`` (so the row loops vectorise)."""
+    if loss_kind == LOSS_PINBALL:
+        return tau - (r < 0.0)
+    if loss_kind == LOSS_SQUARED:
+        return r
+    return 1.0 - 2.0 * (r < 0.0)  # the sign: w * r * sign is w * |r| exactly
+
+
 @njit(error_model="numpy")
 def loss_of_rows(pred, y, w, loss_kind, tau):
-    """Weighted loss sum; branch-free terms and four partial sums so the loop vectorises."""
+    """Weighted loss sum of the predictions ``pred``; four partial sums so the loop vectorises."""
     n = y.shape[0]
     s0 = s1 = s2 = s3 = 0.0
     m = n - n % 4
-    if loss_kind == LOSS_PINBALL:
-        for i in range(0, m, 4):
-            r0 = y[i] - pred[i]
-            r1 = y[i + 1] - pred[i + 1]
-            r2 = y[i + 2] - pred[i + 2]
-            r3 = y[i + 3] - pred[i + 3]
-            s0 += w[i] * r0 * (tau - (r0 < 0.0))
-            s1 += w[i + 1] * r1 * (tau - (r1 < 0.0))
-            s2 += w[i + 2] * r2 * (tau - (r2 < 0.0))
-            s3 += w[i + 3] * r3 * (tau - (r3 < 0.0))
-        for i in range(m, n):
-            r = y[i] - pred[i]
-            s0 += w[i] * r * (tau - (r < 0.0))
-    elif loss_kind == LOSS_SQUARED:
-        for i in range(0, m, 4):
-            r0 = y[i] - pred[i]
-            r1 = y[i + 1] - pred[i + 1]
-            r2 = y[i + 2] - pred[i + 2]
-            r3 = y[i + 3] - pred[i + 3]
-            s0 += w[i] * r0 * r0
-            s1 += w[i + 1] * r1 * r1
-            s2 += w[i + 2] * r2 * r2
-            s3 += w[i + 3] * r3 * r3
-        for i in range(m, n):
-            r = y[i] - pred[i]
-            s0 += w[i] * r * r
-    else:
-        for i in range(0, m, 4):
-            s0 += w[i] * abs(y[i] - pred[i])
-            s1 += w[i + 1] * abs(y[i + 1] - pred[i + 1])
-            s2 += w[i + 2] * abs(y[i + 2] - pred[i + 2])
-            s3 += w[i + 3] * abs(y[i + 3] - pred[i + 3])
-        for i in range(m, n):
-            s0 += w[i] * abs(y[i] - pred[i])
+    for i in range(0, m, 4):
+        r0 = y[i] - pred[i]
+        r1 = y[i + 1] - pred[i + 1]
+        r2 = y[i + 2] - pred[i + 2]
+        r3 = y[i + 3] - pred[i + 3]
+        s0 += w[i] * r0 * _factor(r0, loss_kind, tau)
+        s1 += w[i + 1] * r1 * _factor(r1, loss_kind, tau)
+        s2 += w[i + 2] * r2 * _factor(r2, loss_kind, tau)
+        s3 += w[i + 3] * r3 * _factor(r3, loss_kind, tau)
+    for i in range(m, n):
+        r = y[i] - pred[i]
+        s0 += w[i] * r * _factor(r, loss_kind, tau)
     return (s0 + s1) + (s2 + s3)
 
 
