@@ -403,102 +403,141 @@ def _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst):
     return FOLD_NONE
 
 
+NOT_APPLIED = -1  # a simplification rule that does not apply returns this instead of a new length
+
+
+@njit(error_model="numpy")
+def _simplify_unary(op, o_ops, o_feats, o_vals, s, m):
+    """Append unary ``op`` over the operand starting at ``s`` (output length ``m``): fold a
+    constant operand, cancel ``-(-x)``; returns the new length."""
+    if m - 1 == s and o_ops[s] == CONST:
+        v = unary_scalar(op, o_vals[s])
+        if math.isfinite(v):
+            o_vals[s] = v
+            return m
+    if op == NEG and o_ops[m - 1] == NEG:
+        return m - 1
+    _set(o_ops, o_feats, o_vals, m, op, 0, 0.0)
+    return m + 1
+
+
+@njit(error_model="numpy")
+def _fold_constants(op, o_vals, sl, sr, lconst, rconst):
+    """``c1 op c2`` -> its value (when finite)."""
+    if lconst and rconst:
+        v = binary_scalar(op, o_vals[sl], o_vals[sr])
+        if math.isfinite(v):
+            o_vals[sl] = v
+            return sl + 1
+    return NOT_APPLIED
+
+
+@njit
+def _drop_neutral(op, o_ops, o_feats, o_vals, sl, sr, m, lconst, rconst):
+    """``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ^ 1`` -> ``x``;
+    ``x * 0``, ``0 * x`` -> ``0``; ``x - x`` -> ``0``; ``x / x`` -> ``1``."""
+    lv = o_vals[sl]
+    rv = o_vals[sr]
+    if rconst and ((rv == 0.0 and (op == ADD or op == SUB)) or
+                   (rv == 1.0 and (op == MUL or op == DIV or op == POW))):
+        return sr
+    if lconst and ((lv == 0.0 and op == ADD) or (lv == 1.0 and op == MUL)):
+        return _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
+    if op == MUL and ((lconst and lv == 0.0) or (rconst and rv == 0.0)):
+        _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0)
+        return sl + 1
+    if (op == SUB or op == DIV) and _same_subtree(o_ops, o_feats, o_vals, sl, sr - 1, sr, m - 1):
+        _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0 if op == SUB else 1.0)
+        return sl + 1
+    return NOT_APPLIED
+
+
+@njit(error_model="numpy")
+def _merge_sum_constant(op, o_ops, o_feats, o_vals, sl, sr, m, lconst, rconst):
+    """A constant operand of ``+``/``-`` folds into a constant term of the other side
+    (:func:`_fold_sum_constant`)."""
+    if not ((op == ADD or op == SUB) and lconst != rconst):
+        return NOT_APPLIED
+    fold = _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst)
+    if fold == FOLD_DROP_OPERAND:
+        return sr if rconst else _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
+    if fold == FOLD_DROP_TERM:  # k - (A +- c) became k' - A
+        _set(o_ops, o_feats, o_vals, m - 2, SUB, 0, 0.0)
+        return m - 1
+    return NOT_APPLIED
+
+
+@njit(error_model="numpy")
+def _merge_product_constant(op, o_ops, o_feats, o_vals, sl, sr, m, lconst, rconst):
+    """``c1 * (x * c2)`` (either side, either order) -> ``x * (c1 * c2)``."""
+    if not (op == MUL and lconst != rconst):
+        return NOT_APPLIED
+    root = m - 1 if lconst else sr - 1
+    other_start = sr if lconst else sl
+    if o_ops[root] != op:
+        return NOT_APPLIED
+    rc_start = subtree_start(o_ops, root - 1)
+    target = -1
+    if rc_start == root - 1 and o_ops[rc_start] == CONST:
+        target = rc_start
+    elif rc_start - 1 == other_start and o_ops[other_start] == CONST:
+        target = other_start
+    if target < 0:
+        return NOT_APPLIED
+    v = binary_scalar(op, o_vals[target], o_vals[sl] if lconst else o_vals[sr])
+    if not math.isfinite(v):
+        return NOT_APPLIED
+    o_vals[target] = v
+    return _drop_range(o_ops, o_feats, o_vals, sl, sr, m) if lconst else sr
+
+
+@njit(error_model="numpy")
+def _simplify_binary(op, o_ops, o_feats, o_vals, sl, sr, m):
+    """Append binary ``op`` over the operands starting at ``sl`` and ``sr`` (output length ``m``),
+    applying the first simplification rule that fits; returns the new length."""
+    lconst = sr - 1 == sl and o_ops[sl] == CONST
+    rconst = m - 1 == sr and o_ops[sr] == CONST
+    new_m = _fold_constants(op, o_vals, sl, sr, lconst, rconst)
+    if new_m == NOT_APPLIED:
+        new_m = _drop_neutral(op, o_ops, o_feats, o_vals, sl, sr, m, lconst, rconst)
+    if new_m == NOT_APPLIED:
+        new_m = _merge_sum_constant(op, o_ops, o_feats, o_vals, sl, sr, m, lconst, rconst)
+    if new_m == NOT_APPLIED:
+        new_m = _merge_product_constant(op, o_ops, o_feats, o_vals, sl, sr, m, lconst, rconst)
+    if new_m == NOT_APPLIED:
+        _set(o_ops, o_feats, o_vals, m, op, 0, 0.0)
+        new_m = m + 1
+    return new_m
+
+
 @njit(error_model="numpy")
 def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
     """Constant folding and algebraic simplification in one bottom-up pass; returns the length.
 
-    Rules: an operator on constants becomes a constant (when finite); ``x + 0``, ``0 + x``,
-    ``x - 0``, ``x * 1``, ``1 * x``, ``x / 1``, ``x ^ 1`` -> ``x``; ``x * 0`` -> ``0``;
-    ``x - x`` -> ``0``; ``x / x`` -> ``1``; ``-(-x)`` -> ``x``; a constant operand of ``+``
-    or ``-`` folds into a constant term of the other side (``(x - c1) + c2`` -> ``x - c``,
-    :func:`_fold_sum_constant`); ``c1 * (x * c2)`` -> ``x * (c1 * c2)``. Values are preserved
-    wherever the original is finite.
+    Each operator is appended to the output over its (already simplified) operands by
+    :func:`_simplify_unary` or :func:`_simplify_binary`, whose rules are: an operator on
+    constants becomes a constant (when finite); ``x + 0``, ``0 + x``, ``x - 0``, ``x * 1``,
+    ``1 * x``, ``x / 1``, ``x ^ 1`` -> ``x``; ``x * 0`` -> ``0``; ``x - x`` -> ``0``;
+    ``x / x`` -> ``1``; ``-(-x)`` -> ``x``; a constant operand of ``+`` or ``-`` folds into a
+    constant term of the other side (``(x - c1) + c2`` -> ``x - c``, :func:`_fold_sum_constant`);
+    ``c1 * (x * c2)`` -> ``x * (c1 * c2)``. Values are preserved wherever the original is finite.
     """
-    starts = np.empty(length + 1, dtype=np.int64)
-    sp = 0
+    operand_starts = np.empty(length + 1, dtype=np.int64)  # a stack: where each operand begins
+    depth = 0
     m = 0
     for k in range(length):
         op = ops[k]
         arity = ARITY[op]
         if arity == 0:
-            starts[sp] = m
-            sp += 1
+            operand_starts[depth] = m
+            depth += 1
             _set(o_ops, o_feats, o_vals, m, op, feats[k], vals[k])
             m += 1
-            continue
-        if arity == 1:
-            s = starts[sp - 1]
-            if m - 1 == s and o_ops[s] == CONST:
-                v = unary_scalar(op, o_vals[s])
-                if math.isfinite(v):
-                    o_vals[s] = v
-                    continue
-            if op == NEG and o_ops[m - 1] == NEG:
-                m -= 1
-                continue
-            _set(o_ops, o_feats, o_vals, m, op, 0, 0.0)
-            m += 1
-            continue
-        sr = starts[sp - 1]
-        sl = starts[sp - 2]
-        sp -= 1
-        lconst = sr - 1 == sl and o_ops[sl] == CONST
-        rconst = m - 1 == sr and o_ops[sr] == CONST
-        lv = o_vals[sl]
-        rv = o_vals[sr]
-        if lconst and rconst:
-            v = binary_scalar(op, lv, rv)
-            if math.isfinite(v):
-                o_vals[sl] = v
-                m = sl + 1
-                continue
-        if rconst and ((rv == 0.0 and (op == ADD or op == SUB)) or
-                       (rv == 1.0 and (op == MUL or op == DIV or op == POW))):
-            m = sr
-            continue
-        if lconst and ((lv == 0.0 and op == ADD) or (lv == 1.0 and op == MUL)):
-            m = _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
-            continue
-        if op == MUL and ((lconst and lv == 0.0) or (rconst and rv == 0.0)):
-            _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0)
-            m = sl + 1
-            continue
-        if (op == SUB or op == DIV) and _same_subtree(o_ops, o_feats, o_vals, sl, sr - 1, sr, m - 1):
-            _set(o_ops, o_feats, o_vals, sl, CONST, 0, 0.0 if op == SUB else 1.0)
-            m = sl + 1
-            continue
-        fold = FOLD_NONE
-        if (op == ADD or op == SUB) and lconst != rconst:
-            fold = _fold_sum_constant(o_ops, o_vals, sl, sr, m, op, lconst)
-        if fold == FOLD_DROP_OPERAND:
-            m = sr if rconst else _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
-            continue
-        if fold == FOLD_DROP_TERM:  # k - (A +- c) became k' - A
-            m -= 2
-            _set(o_ops, o_feats, o_vals, m, SUB, 0, 0.0)
-            m += 1
-            continue
-        if op == MUL and (lconst != rconst):  # sums are folded above
-            root = m - 1 if lconst else sr - 1
-            other_start = sr if lconst else sl
-            if o_ops[root] == op:
-                rc_start = subtree_start(o_ops, root - 1)
-                target = -1
-                if rc_start == root - 1 and o_ops[rc_start] == CONST:
-                    target = rc_start
-                elif rc_start - 1 == other_start and o_ops[other_start] == CONST:
-                    target = other_start
-                if target >= 0:
-                    v = binary_scalar(op, o_vals[target], lv if lconst else rv)
-                    if math.isfinite(v):
-                        o_vals[target] = v
-                        if lconst:
-                            m = _drop_range(o_ops, o_feats, o_vals, sl, sr, m)
-                        else:
-                            m = sr
-                        continue
-        _set(o_ops, o_feats, o_vals, m, op, 0, 0.0)
-        m += 1
+        elif arity == 1:
+            m = _simplify_unary(op, o_ops, o_feats, o_vals, operand_starts[depth - 1], m)
+        else:
+            depth -= 1
+            m = _simplify_binary(op, o_ops, o_feats, o_vals, operand_starts[depth - 1], operand_starts[depth], m)
     return m
 
 

@@ -68,38 +68,6 @@ class SearchSettings:
     description: str = ""
 
 
-@dataclass
-class SearchState:
-    """Everything a search needs to go on where it stopped (``run_search(..., resume=state)``).
-
-    ``signature`` names the search's shape (features, operators, weights, loss, sizes): a state
-    only resumes a search of the same shape. ``data_digest`` tells whether the data changed,
-    in which case every stored loss is recomputed on the new data.
-    """
-
-    signature: tuple
-    data_digest: str
-    rng: np.random.Generator
-    batch_rng: np.random.Generator | None
-    states: list
-    births: list
-    population: tuple  # ops, feats, vals, len, loss, cplx, birth
-    hall_of_fame: tuple  # ops, feats, vals, len, loss
-    freq_global: np.ndarray
-
-
-@dataclass
-class SearchResult:
-    """The Pareto front (best expression per complexity, non-dominated) and run statistics."""
-
-    front: list  # dicts: complexity, loss, ops, feats, vals
-    status: str
-    evaluations: int
-    iterations: int
-    seconds: float
-    state: SearchState | None = None
-
-
 def _mutation_vector(weights: dict) -> np.ndarray:
     from ._engine import MUTATION_NAMES
 
@@ -153,6 +121,227 @@ def _data_digest(Xt, y, w) -> str:
     return digest.hexdigest()
 
 
+@dataclass
+class Populations:
+    """Every population's members as arrays with a leading population axis, plus each
+    population's birth counter (a 1-element array) and random state."""
+
+    ops: np.ndarray
+    feats: np.ndarray
+    vals: np.ndarray
+    length: np.ndarray
+    loss: np.ndarray
+    complexity: np.ndarray
+    birth: np.ndarray
+    births: list
+    random_states: list
+
+    @classmethod
+    def empty(cls, n_pop, size, max_length, seeds):
+        trees, members = (n_pop, size, max_length), (n_pop, size)
+        return cls(np.zeros(trees, dtype=np.int64), np.zeros(trees, dtype=np.int64), np.zeros(trees),
+                   np.zeros(members, dtype=np.int64), np.zeros(members), np.zeros(members, dtype=np.int64),
+                   np.zeros(members, dtype=np.int64), [np.zeros(1, dtype=np.int64) for _ in range(n_pop)],
+                   [new_state(int(s)) for s in seeds])
+
+    def kernel_args(self, p) -> tuple:
+        """Population ``p`` as the leading arguments of the engine kernels."""
+        return (self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p], self.complexity[p],
+                self.birth[p], self.births[p], self.random_states[p])
+
+
+@dataclass
+class HallOfFame:
+    """Per population, the best expression found at each complexity (``loss`` inf where none)."""
+
+    ops: np.ndarray
+    feats: np.ndarray
+    vals: np.ndarray
+    length: np.ndarray
+    loss: np.ndarray
+
+    @classmethod
+    def empty(cls, n_pop, maxsize, max_length):
+        shape = (n_pop, maxsize + 1)
+        return cls(np.zeros((*shape, max_length), dtype=np.int64), np.zeros((*shape, max_length), dtype=np.int64),
+                   np.zeros((*shape, max_length)), np.zeros(shape, dtype=np.int64), np.full(shape, np.inf))
+
+    def kernel_args(self, p) -> tuple:
+        return self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p]
+
+    def entry(self, p, c) -> tuple:
+        return self.ops[p, c], self.feats[p, c], self.vals[p, c], self.length[p, c]
+
+
+@dataclass
+class SearchState:
+    """Everything a search needs to go on where it stopped (``run_search(..., resume=state)``).
+
+    ``signature`` names the search's shape (features, operators, weights, loss, sizes): a state
+    only resumes a search of the same shape. ``data_digest`` tells whether the data changed,
+    in which case every stored loss is recomputed on the new data.
+    """
+
+    signature: tuple
+    data_digest: str
+    rng: np.random.Generator
+    batch_rng: np.random.Generator | None
+    populations: Populations
+    hall_of_fame: HallOfFame
+    freq_global: np.ndarray
+
+
+@dataclass
+class SearchResult:
+    """The Pareto front (best expression per complexity, non-dominated) and run statistics."""
+
+    front: list  # dicts: complexity, loss, ops, feats, vals
+    status: str
+    evaluations: int
+    iterations: int
+    seconds: float
+    state: SearchState | None = None
+
+
+def kernel_parameters(settings: SearchSettings, baseline: float) -> np.ndarray:
+    """The float parameter vector of the engine kernels (indices ``P_*`` of ``_engine.py``)."""
+    params = np.zeros(N_PARAMS)
+    params[P_MAXSIZE] = settings.maxsize
+    params[P_NCYCLES] = settings.ncycles_per_iteration
+    params[P_TOURNAMENT_N] = settings.tournament_selection_n
+    params[P_TOURNAMENT_P] = settings.tournament_selection_p
+    params[P_CROSSOVER] = settings.crossover_probability
+    params[P_PARSIMONY] = settings.parsimony
+    params[P_ADAPTIVE] = settings.adaptive_parsimony_scaling
+    params[P_OPTIMIZE_PROBABILITY] = settings.optimize_probability
+    params[P_OPTIMIZE_EVALS] = settings.optimizer_evaluations
+    params[P_OPTIMIZE_RESTARTS] = settings.optimizer_nrestarts
+    params[P_PERTURBATION] = settings.perturbation_factor
+    params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
+    params[P_BASELINE] = baseline
+    params[P_FREE_OFFSET] = 1.0 if settings.free_offset else 0.0
+    return params
+
+
+def _fresh_state(signature, digest, seed, settings, batch) -> SearchState:
+    """A search's starting state: seeded generators, empty populations and halls of fame."""
+    maxsize, n_pop = settings.maxsize, settings.populations
+    rng = np.random.default_rng(seed)
+    populations = Populations.empty(n_pop, settings.population_size, maxsize,  # every token weighs >= 1
+                                    rng.integers(0, 2**62, size=n_pop))
+    batch_rng = np.random.default_rng(int(rng.integers(0, 2**62))) if batch is not None else None
+    return SearchState(signature, digest, rng, batch_rng, populations, HallOfFame.empty(n_pop, maxsize, maxsize),
+                       np.zeros(maxsize + 1))
+
+
+class _Batches:
+    """Batching: each population evolves on its own random batch of rows, redrawn every
+    iteration; the candidates it would enter in the hall of fame are collected separately and
+    re-scored on all rows at the sync point (:meth:`merge_candidates`)."""
+
+    def __init__(self, batch, data, state: SearchState, full_ws):
+        self.batch, self.data, self.rng, self.full_ws = batch, data, state.batch_rng, full_ws
+        hof = state.hall_of_fame
+        self.candidates = HallOfFame(np.zeros_like(hof.ops), np.zeros_like(hof.feats), np.zeros_like(hof.vals),
+                                     np.zeros_like(hof.length), np.full_like(hof.loss, np.inf))
+
+    def draw(self, pop_data):
+        Xt, y, w, _, loss_kind, tau = self.data
+        for q in range(len(pop_data)):
+            idx = np.sort(self.rng.choice(y.shape[0], size=self.batch, replace=False))
+            pop_data[q] = (np.ascontiguousarray(Xt[:, idx]), y[idx], w[idx], float(w[idx].sum()), loss_kind, tau)
+
+    @staticmethod
+    def rescore(populations: Populations, pop_data, ws):
+        for q in range(len(pop_data)):
+            for i in range(populations.length.shape[1]):
+                populations.loss[q, i] = tree_loss(populations.ops[q, i], populations.feats[q, i],
+                                                   populations.vals[q, i], populations.length[q, i], pop_data[q], ws)
+
+    def merge_candidates(self, hof: HallOfFame):
+        cand = self.candidates
+        for q in range(cand.loss.shape[0]):
+            for c in np.flatnonzero(np.isfinite(cand.loss[q])):
+                full = tree_loss(*cand.entry(q, c), self.data, self.full_ws)
+                if full < hof.loss[q, c]:
+                    hof.ops[q, c], hof.feats[q, c], hof.vals[q, c] = cand.ops[q, c], cand.feats[q, c], cand.vals[q, c]
+                    hof.length[q, c], hof.loss[q, c] = cand.length[q, c], full
+        cand.loss[:] = np.inf
+
+
+class _Evolution:
+    """One run of the search over a :class:`SearchState`: what stays fixed (data, kernel
+    tables, workspaces) and the steps of an iteration."""
+
+    def __init__(self, state: SearchState, data, kernel_tables, mutation_weights, settings: SearchSettings, batch):
+        n_pop = settings.populations
+        self.state, self.data, self.kernel_tables, self.mutation_weights = state, data, kernel_tables, mutation_weights
+        self.n_jobs = max(1, min(settings.n_jobs, n_pop))
+        n, max_length = data[1].shape[0], settings.maxsize
+        self.workspaces = [make_workspace(max_length, batch if batch is not None else n) for _ in range(self.n_jobs)]
+        self.full_ws = self.workspaces[0] if batch is None else make_workspace(max_length, n)
+        self.pop_data = [data] * n_pop
+        self.freq_local = np.zeros((n_pop, settings.maxsize + 1))
+        self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws)
+
+    def _hof_args(self, p):
+        hof = self.state.hall_of_fame if self.batches is None else self.batches.candidates
+        return hof.kernel_args(p)
+
+    def initialise(self):
+        if self.batches is not None:
+            self.batches.draw(self.pop_data)
+        for p in range(len(self.pop_data)):
+            init_population(*self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[0],
+                            *self.kernel_tables, *self._hof_args(p))
+        if self.batches is not None:
+            self.batches.merge_candidates(self.state.hall_of_fame)
+
+    def rescore_for_new_data(self):
+        """Recompute every stored loss on new data (a warm start on other rows)."""
+        pops, hof = self.state.populations, self.state.hall_of_fame
+        for p in range(len(self.pop_data)):
+            for c in np.flatnonzero(np.isfinite(hof.loss[p])):
+                hof.loss[p, c] = tree_loss(*hof.entry(p, c), self.data, self.full_ws)
+            if self.batches is None:
+                for i in range(pops.length.shape[1]):
+                    pops.loss[p, i] = tree_loss(pops.ops[p, i], pops.feats[p, i], pops.vals[p, i], pops.length[p, i],
+                                                self.data, self.full_ws)
+
+    def redraw_batches(self):
+        self.batches.draw(self.pop_data)
+        self.batches.rescore(self.state.populations, self.pop_data, self.workspaces[0])
+
+    def evolve_job(self, j):
+        """Evolve populations ``j, j + n_jobs, ...`` once on worker ``j``; returns the evaluations."""
+        evals = 0
+        for p in range(j, len(self.pop_data), self.n_jobs):
+            evals += evolve_population(*self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j],
+                                       *self.kernel_tables, self.mutation_weights, self.state.freq_global,
+                                       self.freq_local[p], *self._hof_args(p))
+        return evals
+
+    def sync(self, settings, params):
+        """The deterministic sync point: merge batch candidates, update frequencies, migrate."""
+        if self.batches is not None:
+            self.batches.merge_candidates(self.state.hall_of_fame)
+        freq_global = self.state.freq_global
+        freq_global += self.freq_local.sum(axis=0)
+        self.freq_local[:] = 0.0
+        total = freq_global.sum()
+        if total > FREQUENCY_WINDOW:
+            freq_global *= FREQUENCY_WINDOW / total
+        _migrate(self.state.rng, settings, params, self.state.populations, self.state.hall_of_fame)
+
+
+def _progress_bar(settings):
+    if not settings.progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=settings.niterations, desc=settings.description or "SQR", leave=False)
+
+
 def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int,
                resume: SearchState | None = None) -> SearchResult:
     """Run regularized evolution on ``(X, y, w)`` and return the Pareto front.
@@ -168,160 +357,41 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(w, dtype=np.float64)
     data = (Xt, y, w, float(w.sum()), int(loss_kind), float(tau))
-    maxsize = settings.maxsize
-    max_length = maxsize  # every token weighs >= 1
-    n_pop, size = settings.populations, settings.population_size
-    n_jobs = max(1, min(settings.n_jobs, n_pop))
-
-    params = np.zeros(N_PARAMS)
-    params[P_MAXSIZE] = maxsize
-    params[P_NCYCLES] = settings.ncycles_per_iteration
-    params[P_TOURNAMENT_N] = settings.tournament_selection_n
-    params[P_TOURNAMENT_P] = settings.tournament_selection_p
-    params[P_CROSSOVER] = settings.crossover_probability
-    params[P_PARSIMONY] = settings.parsimony
-    params[P_ADAPTIVE] = settings.adaptive_parsimony_scaling
-    params[P_OPTIMIZE_PROBABILITY] = settings.optimize_probability
-    params[P_OPTIMIZE_EVALS] = settings.optimizer_evaluations
-    params[P_OPTIMIZE_RESTARTS] = settings.optimizer_nrestarts
-    params[P_PERTURBATION] = settings.perturbation_factor
-    params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
-    params[P_BASELINE] = constant_baseline(y, w, loss_kind, tau)
-    params[P_FREE_OFFSET] = 1.0 if settings.free_offset else 0.0
-    mutation_weights = _mutation_vector(settings.mutation_weights)
+    params = kernel_parameters(settings, constant_baseline(y, w, loss_kind, tau))
     feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
-
     batch = settings.batch_size if settings.batch_size is not None and n > 2 * settings.batch_size else None
-    signature = (d, maxsize, n_pop, size, tuple(np.asarray(weights).tolist()), tuple(np.asarray(binops).tolist()),
+    signature = (d, settings.maxsize, settings.populations, settings.population_size,
+                 tuple(np.asarray(weights).tolist()), tuple(np.asarray(binops).tolist()),
                  tuple(np.asarray(unops).tolist()), int(loss_kind), float(tau), batch)
     digest = _data_digest(Xt, y, w)
     warm = resume is not None and resume.signature == signature
-    if warm:
-        resume = copy.deepcopy(resume)  # the caller's state stays as it was
-        rng, batch_rng, states, births = resume.rng, resume.batch_rng, resume.states, resume.births
-        pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth = resume.population
-        hof_ops, hof_feats, hof_vals, hof_len, hof_loss = resume.hall_of_fame
-        freq_global = resume.freq_global
-    else:
-        rng = np.random.default_rng(seed)
-        states = [new_state(int(s)) for s in rng.integers(0, 2**62, size=n_pop)]
-        births = [np.zeros(1, dtype=np.int64) for _ in range(n_pop)]
-        pop_ops = np.zeros((n_pop, size, max_length), dtype=np.int64)
-        pop_feats = np.zeros((n_pop, size, max_length), dtype=np.int64)
-        pop_vals = np.zeros((n_pop, size, max_length))
-        pop_len = np.zeros((n_pop, size), dtype=np.int64)
-        pop_loss = np.zeros((n_pop, size))
-        pop_cplx = np.zeros((n_pop, size), dtype=np.int64)
-        pop_birth = np.zeros((n_pop, size), dtype=np.int64)
-        hof_ops = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
-        hof_feats = np.zeros((n_pop, maxsize + 1, max_length), dtype=np.int64)
-        hof_vals = np.zeros((n_pop, maxsize + 1, max_length))
-        hof_len = np.zeros((n_pop, maxsize + 1), dtype=np.int64)
-        hof_loss = np.full((n_pop, maxsize + 1), np.inf)
-        freq_global = np.zeros(maxsize + 1)
-        batch_rng = None
-    freq_local = np.zeros((n_pop, maxsize + 1))
-    rows = batch if batch is not None else n
-    workspaces = [make_workspace(max_length, rows) for _ in range(n_jobs)]
-    pop_data = [data] * n_pop
-    if batch is not None:
-        # Batching: each population evolves on its own random batch of rows, redrawn every iteration;
-        # its hall-of-fame candidates are re-scored on all rows at the sync point.
-        if not warm:
-            batch_rng = np.random.default_rng(int(rng.integers(0, 2**62)))
-        full_ws = make_workspace(max_length, n)
-        cand = (np.zeros_like(hof_ops), np.zeros_like(hof_feats), np.zeros_like(hof_vals), np.zeros_like(hof_len),
-                np.full_like(hof_loss, np.inf))
-
-        def draw_batches():
-            for q in range(n_pop):
-                idx = np.sort(batch_rng.choice(n, size=batch, replace=False))
-                pop_data[q] = (np.ascontiguousarray(Xt[:, idx]), y[idx], w[idx], float(w[idx].sum()),
-                               int(loss_kind), float(tau))
-
-        def rescore_population(q):
-            for i in range(size):
-                pop_loss[q, i] = tree_loss(pop_ops[q, i], pop_feats[q, i], pop_vals[q, i], pop_len[q, i],
-                                           pop_data[q], workspaces[0])
-
-        def merge_candidates():
-            for q in range(n_pop):
-                for c in np.flatnonzero(np.isfinite(cand[4][q])):
-                    length = cand[3][q, c]
-                    full = tree_loss(cand[0][q, c], cand[1][q, c], cand[2][q, c], length, data, full_ws)
-                    if full < hof_loss[q, c]:
-                        hof_ops[q, c], hof_feats[q, c], hof_vals[q, c] = cand[0][q, c], cand[1][q, c], cand[2][q, c]
-                        hof_len[q, c], hof_loss[q, c] = length, full
-            cand[4][:] = np.inf
-
-        if not warm:
-            draw_batches()
-
-    def population_args(p, ws):
-        return (pop_ops[p], pop_feats[p], pop_vals[p], pop_len[p], pop_loss[p], pop_cplx[p], pop_birth[p],
-                births[p], states[p], pop_data[p], ws, binops, unops, weights, params, feature_cdf)
-
-    def hof_args(p):
-        if batch is not None:
-            return cand[0][p], cand[1][p], cand[2][p], cand[3][p], cand[4][p]
-        return hof_ops[p], hof_feats[p], hof_vals[p], hof_len[p], hof_loss[p]
-
+    # a resumed search works on a copy: the caller's state stays as it was
+    state = copy.deepcopy(resume) if warm else _fresh_state(signature, digest, seed, settings, batch)
+    run = _Evolution(state, data, (binops, unops, weights, params, feature_cdf),
+                     _mutation_vector(settings.mutation_weights), settings, batch)
     if not warm:
-        for p in range(n_pop):
-            init_population(*population_args(p, workspaces[0]), *hof_args(p))
-        if batch is not None:
-            merge_candidates()
-    elif resume.data_digest != digest:  # new data: every stored loss is stale
-        score_ws = workspaces[0] if batch is None else full_ws
-        for p in range(n_pop):
-            for c in np.flatnonzero(np.isfinite(hof_loss[p])):
-                hof_loss[p, c] = tree_loss(hof_ops[p, c], hof_feats[p, c], hof_vals[p, c], hof_len[p, c], data,
-                                           score_ws)
-            if batch is None:
-                for i in range(size):
-                    pop_loss[p, i] = tree_loss(pop_ops[p, i], pop_feats[p, i], pop_vals[p, i], pop_len[p, i],
-                                               data, score_ws)
+        run.initialise()
+    elif resume.data_digest != digest:
+        run.rescore_for_new_data()
+    state.data_digest = digest
 
-    def run_job(j):
-        evals = 0
-        for p in range(j, n_pop, n_jobs):
-            evals += evolve_population(*population_args(p, workspaces[j]), mutation_weights, freq_global,
-                                       freq_local[p], *hof_args(p))
-        return evals
-
-    progress = None
-    if settings.progress:
-        from tqdm import tqdm
-
-        progress = tqdm(total=settings.niterations, desc=settings.description or "SQR", leave=False)
+    progress = _progress_bar(settings)
     status = "completed"
-    evaluations = 0 if warm else n_pop * size
+    evaluations = 0 if warm else settings.populations * settings.population_size
     iterations = 0
-    executor = ThreadPoolExecutor(max_workers=n_jobs) if n_jobs > 1 else None
+    executor = ThreadPoolExecutor(max_workers=run.n_jobs) if run.n_jobs > 1 else None
     try:
-        for _iteration in range(settings.niterations):
-            if batch is not None and (_iteration > 0 or warm):
-                draw_batches()
-                for q in range(n_pop):
-                    rescore_population(q)
+        for iteration in range(settings.niterations):
+            if batch is not None and (iteration > 0 or warm):
+                run.redraw_batches()
             if executor is None:
-                evaluations += run_job(0)
+                evaluations += run.evolve_job(0)
             else:
-                evaluations += sum(executor.map(run_job, range(n_jobs)))
+                evaluations += sum(executor.map(run.evolve_job, range(run.n_jobs)))
             iterations += 1
-            # ---- sync point (deterministic order)
-            if batch is not None:
-                merge_candidates()
-            freq_global += freq_local.sum(axis=0)
-            freq_local[:] = 0.0
-            total = freq_global.sum()
-            if total > FREQUENCY_WINDOW:
-                freq_global *= FREQUENCY_WINDOW / total
-            _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth,
-                     births, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
+            run.sync(settings, params)
             if progress is not None:
-                best = hof_loss.min()
-                progress.set_postfix(best_loss=f"{best:.4g}", refresh=False)
+                progress.set_postfix(best_loss=f"{state.hall_of_fame.loss.min():.4g}", refresh=False)
                 progress.update(1)
             if settings.time_limit is not None and time.perf_counter() - start_time > settings.time_limit:
                 status = "time_limit"
@@ -333,42 +403,37 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             progress.close()
 
     # the front's seed comes from a copy of rng, so a resumed search draws what one long search would
-    front = _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data,
-                         workspaces[0] if batch is None else full_ws, weights, maxsize,
-                         int(copy.deepcopy(rng).integers(0, 2**62)), params[P_BASELINE])
-    state = SearchState(signature, digest, rng, batch_rng, states, births,
-                        (pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth),
-                        (hof_ops, hof_feats, hof_vals, hof_len, hof_loss), freq_global)
+    front = _final_front(state.hall_of_fame, data, run.full_ws, weights, settings.maxsize,
+                         int(copy.deepcopy(state.rng).integers(0, 2**62)), params[P_BASELINE])
     return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time, state)
 
 
-def _migrate(rng, settings, params, pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, births,
-             hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
+def _migrate(rng, settings, params, pops: Populations, hof: HallOfFame):
     """Replace random members by the best of other populations and by hall-of-fame members."""
-    n_pop, size = pop_len.shape
-    cost = pop_loss / params[P_BASELINE] + params[P_PARSIMONY] * pop_cplx
+    n_pop, size = pops.length.shape
+    cost = pops.loss / params[P_BASELINE] + params[P_PARSIMONY] * pops.complexity
     topn = min(settings.topn, size)
     pool = [(p, int(i)) for p in range(n_pop) for i in np.argsort(cost[p], kind="stable")[:topn]
-            if np.isfinite(pop_loss[p, i])]
-    hof_pool = [(p, c) for p in range(n_pop) for c in range(hof_loss.shape[1]) if np.isfinite(hof_loss[p, c])]
+            if np.isfinite(pops.loss[p, i])]
+    hof_pool = [(p, c) for p in range(n_pop) for c in range(hof.loss.shape[1]) if np.isfinite(hof.loss[p, c])]
     draws = rng.random((n_pop, size, 2))
     for p in range(n_pop):
         for i in range(size):
             source = None
             if draws[p, i, 0] < settings.fraction_replaced and pool:
                 q, k = pool[int(rng.integers(len(pool)))]
-                source = (pop_ops[q, k], pop_feats[q, k], pop_vals[q, k], pop_len[q, k], pop_loss[q, k],
-                          pop_cplx[q, k])
+                source = (pops.ops[q, k], pops.feats[q, k], pops.vals[q, k], pops.length[q, k], pops.loss[q, k],
+                          pops.complexity[q, k])
             elif draws[p, i, 1] < settings.fraction_replaced_hof and hof_pool:
                 q, c = hof_pool[int(rng.integers(len(hof_pool)))]
-                source = (hof_ops[q, c], hof_feats[q, c], hof_vals[q, c], hof_len[q, c], hof_loss[q, c], c)
+                source = (*hof.entry(q, c), hof.loss[q, c], c)
             if source is None:
                 continue
             ops, feats, vals, length, loss, cplx = source
-            pop_ops[p, i], pop_feats[p, i], pop_vals[p, i] = ops.copy(), feats.copy(), vals.copy()
-            pop_len[p, i], pop_loss[p, i], pop_cplx[p, i] = length, loss, cplx
-            pop_birth[p, i] = births[p][0]
-            births[p][0] += 1
+            pops.ops[p, i], pops.feats[p, i], pops.vals[p, i] = ops.copy(), feats.copy(), vals.copy()
+            pops.length[p, i], pops.loss[p, i], pops.complexity[p, i] = length, loss, cplx
+            pops.birth[p, i] = pops.births[p][0]
+            pops.births[p][0] += 1
 
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
@@ -388,7 +453,7 @@ def _polish(ops, feats, vals, loss, data, ws, state, scratch):
     return ops, feats, vals, loss
 
 
-def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weights, maxsize, seed, baseline):
+def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
@@ -408,16 +473,16 @@ def _final_front(hof_ops, hof_feats, hof_vals, hof_len, hof_loss, data, ws, weig
         if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or loss < best[cplx][0]):
             best[cplx] = (loss, ops, feats, vals)
 
-    merged = hof_loss.min(axis=0)
+    merged = hof.loss.min(axis=0)
     lowest = np.inf
     for c in range(1, maxsize + 1):
-        p = int(np.argmin(hof_loss[:, c]))
+        p = int(np.argmin(hof.loss[:, c]))
         if not merged[c] < lowest:  # dominated (or empty): not worth polishing
             continue
         lowest = merged[c]
-        length = int(hof_len[p, c])
-        entry = _polish(hof_ops[p, c, :length].copy(), hof_feats[p, c, :length].copy(),
-                        hof_vals[p, c, :length].copy(), float(hof_loss[p, c]), data, ws, state, scratch)
+        length = int(hof.length[p, c])
+        entry = _polish(hof.ops[p, c, :length].copy(), hof.feats[p, c, :length].copy(),
+                        hof.vals[p, c, :length].copy(), float(hof.loss[p, c]), data, ws, state, scratch)
         offer(*entry)
         ops, feats, vals, loss = entry
         if not np.isfinite(loss):
