@@ -23,6 +23,9 @@ import pytest
 import sympy
 
 from parsimony import _julia, backend
+from parsimony.ensembles import _cbcd_julia
+from parsimony.losses import Absolute, Pinball, Squared
+from parsimony.symbolic import _pysr
 from parsimony.metrics import TOKEN_COMPLEXITY, pinball_loss
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +69,7 @@ def julia_syntax_errors(source: bytes) -> list[str]:
 
 def test_julia_package_files_exist():
     names = {p.relative_to(JULIA_DIR).as_posix() for p in JL_FILES}
-    assert {"src/ParsimonyKernels.jl", "src/pinball.jl", "src/kmeans.jl", "src/cbcd.jl",
+    assert {"src/ParsimonyKernels.jl", "src/cbcd.jl",
             "test/runtests.jl"} <= names
 
 
@@ -96,12 +99,14 @@ def test_every_include_exists_and_is_checked():
         assert (JULIA_DIR / "src" / name) in JL_FILES
 
 
-def test_generated_pinball_loss_is_valid_julia():
+def test_generated_losses_are_valid_julia():
     for tau in (0.01, 0.5, 0.9, 1 / 3):
-        code = _julia.pinball_loss_julia(tau)
+        code = Pinball(tau).julia_source()
         assert julia_syntax_errors(code.encode()) == []
         literal = re.search(r"convert\(typeof\(r\), ([^)]+)\)", code).group(1)
         assert float(literal) == tau  # the quantile survives the round trip exactly
+    for loss in (Squared(), Absolute()):
+        assert julia_syntax_errors(loss.julia_source().encode()) == []
 
 
 # ------------------------------------------------------------------- declarations and packaging
@@ -171,40 +176,75 @@ def test_import_never_loads_julia_or_pysr():
     assert out.returncode == 0, out.stderr
 
 
-def test_without_julia_auto_is_native_and_julia_explains(no_julia):
+def test_without_julia_the_twins_and_pysr_explain(no_julia):
     from parsimony.ensembles import _cbcd
-    from parsimony.trees import _kmeans
 
-    assert _julia.get_kernel("cluster_costs", "auto") is _kmeans.cluster_costs
-    assert _julia.get_kernel("cbcd", "native") is _cbcd.cbcd
-    assert _julia.get_kernel("cbcd", None) is _cbcd.cbcd
-    with pytest.raises(backend.JuliaUnavailableError, match=r"pip install 'parsimony-ml\[julia\]'"):
-        _julia.get_kernel("cbcd", "julia")
+    assert _cbcd_julia.get_kernel("cbcd", "native") is _cbcd.cbcd
+    assert _cbcd_julia.get_kernel("cbcd", "julia") is _cbcd_julia.cbcd
     with pytest.raises(backend.JuliaUnavailableError, match="juliacall could not be imported"):
         _julia.kernels()
     with pytest.raises(backend.JuliaUnavailableError):
-        _julia.cluster_costs(0, np.ones(3), np.arange(3.0), 3, 0.1, 0.0)
+        _cbcd_julia.residual(np.zeros((1, 2), dtype=np.int64), np.ones((1, 1)), np.array([0, 1]), np.ones(2),
+                             np.ones(1, dtype=np.int64), np.ones(1), 1.0)
     with pytest.raises(backend.JuliaUnavailableError, match="julia"):
-        _julia.fit_pysr(np.ones((5, 1)), np.arange(5.0), 0.5)
+        _pysr.fit_pysr(np.ones((5, 1)), np.arange(5.0), 0.5)
     with pytest.raises(ValueError, match="unknown kernel"):
-        _julia.get_kernel("simplex", "native")
+        _cbcd_julia.get_kernel("simplex", "native")
+    with pytest.raises(ValueError, match="resolve the backend first"):
+        _cbcd_julia.get_kernel("cbcd", "auto")
 
 
-def test_environment_variable_selects_the_backend(no_julia, monkeypatch):
-    from parsimony.trees import _kmeans
-
-    monkeypatch.setenv("PARSIMONY_BACKEND", "native")
-    assert _julia.get_kernel("cluster_costs") is _kmeans.cluster_costs
-    monkeypatch.setenv("PARSIMONY_BACKEND", "julia")
-    with pytest.raises(backend.JuliaUnavailableError):
-        _julia.get_kernel("cluster_costs")
+def test_julia_session_module_holds_nothing_method_specific():
+    public = {name for name in vars(_julia) if not name.startswith("_")}
+    assert public <= {"annotations", "functools", "Path", "JULIA_INSTALL_HINT", "JuliaUnavailableError",
+                      "julia_status", "KERNELS_UUID", "KERNELS_DIR", "kernels"}
 
 
-def test_auto_picks_the_julia_twin_when_julia_works(monkeypatch):
-    monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
-    monkeypatch.setattr(backend, "julia_status", lambda: (True, "ok"))
-    assert _julia.get_kernel("cbcd", "auto") is _julia.cbcd
-    assert _julia.get_kernel("cluster_costs", "julia") is _julia.cluster_costs
+def test_no_import_cycle_between_parsimony_modules():
+    """The package's module-level import graph is acyclic (every module imported in a fresh interpreter)."""
+    import ast
+
+    package = ROOT / "parsimony"
+    modules = {}
+    for path in package.rglob("*.py"):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = {}
+    for name, path in modules.items():
+        is_pkg = path.name == "__init__.py"
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = name.split(".") if is_pkg else name.split(".")[:-1]
+                    base = base[:len(base) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    target = node.module or ""
+                for alias in node.names:
+                    full = f"{target}.{alias.name}"
+                    edges.add(full if full in modules else target)
+            elif isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names)
+        graph[name] = {e for e in edges if e in modules and e != name and not name.startswith(e + ".")}
+    state = {}
+
+    def visit(node, stack):
+        state[node] = "open"
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == "open":
+                raise AssertionError("import cycle: " + " -> ".join(stack + [node, nxt]))
+            if nxt not in state:
+                visit(nxt, stack + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    for module in ("parsimony._julia", "parsimony.symbolic._pysr", "parsimony.ensembles._cbcd_julia",
+                   "parsimony.symbolic.regressor", "parsimony.ensembles.forestprune", "parsimony.losses"):
+        out = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True)
+        assert out.returncode == 0, (module, out.stderr)
 
 
 def test_cbcd_twin_rejects_arrays_it_cannot_update_in_place():
@@ -213,21 +253,22 @@ def test_cbcd_twin_rejects_arrays_it_cannot_update_in_place():
     fac = (np.zeros((1, 3), dtype=np.int64), np.zeros((1, 1)), np.array([0, 1], dtype=np.int64))
     tables = (np.zeros((1, 1, 1)), np.zeros((1, 2)), np.zeros((1, 2)), np.ones(1, dtype=np.int64))
     with pytest.raises(TypeError, match="R must be a writeable float64"):
-        _julia.cbcd(*fac, *tables, R, np.zeros(1, dtype=np.int64), np.ones(1), 1.0, 0.0, 0.0, 0, 0, 5, np.empty(0))
+        _cbcd_julia.cbcd(*fac, *tables, R, np.zeros(1, dtype=np.int64), np.ones(1), 1.0, 0.0, 0.0, 0, 0, 5,
+                         np.empty(0))
     with pytest.raises(TypeError, match="layers must be a writeable int64"):
-        _julia.cbcd(*fac, *tables, np.zeros(3), [0], np.ones(1), 1.0, 0.0, 0.0, 0, 0, 5, np.empty(0))
+        _cbcd_julia.cbcd(*fac, *tables, np.zeros(3), [0], np.ones(1), 1.0, 0.0, 0.0, 0, 0, 5, np.empty(0))
 
 
-@pytest.mark.parametrize("name", sorted(_julia.NATIVE_TWINS))
+@pytest.mark.parametrize("name", sorted(_cbcd_julia.TWINS))
 def test_twin_wrappers_take_the_native_arguments(name):
     """Each Julia wrapper has its numba twin's parameter list (same names, same order)."""
-    import importlib
     import inspect
 
-    module, attr = _julia.NATIVE_TWINS[name]
-    native = getattr(importlib.import_module(module), attr)
+    from parsimony.ensembles import _cbcd
+
+    native = getattr(_cbcd, name)
     native = getattr(native, "py_func", native)
-    assert list(inspect.signature(getattr(_julia, name)).parameters) == list(inspect.signature(native).parameters)
+    assert list(inspect.signature(getattr(_cbcd_julia, name)).parameters) == list(inspect.signature(native).parameters)
 
 
 def _forest_data():
@@ -258,7 +299,7 @@ def test_forestprune_without_julia_auto_is_native_and_julia_explains(no_julia):
 
 
 def test_forestprune_sends_every_sweep_to_the_julia_twin(monkeypatch):
-    """backend="julia" routes CBCD through ``_julia.cbcd`` (here standing in the numba kernel)."""
+    """backend="julia" routes CBCD through ``_cbcd_julia.cbcd`` (here standing in the numba kernel)."""
     from parsimony.ensembles import ForestPrune, _cbcd
 
     monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
@@ -269,7 +310,7 @@ def test_forestprune_sends_every_sweep_to_the_julia_twin(monkeypatch):
         calls.append(args[7].shape)  # R, updated in place like the juliacall view
         return _cbcd.cbcd(*args)
 
-    monkeypatch.setattr(_julia, "cbcd", twin)
+    monkeypatch.setattr(_cbcd_julia, "cbcd", twin)
     X, y, forest = _forest_data()
     for joint, polish in ((False, None), (True, "ridge")):
         ref = ForestPrune(forest, alpha=0.05, polish=polish, joint=joint, random_state=0,
@@ -320,9 +361,9 @@ def _same(value, text: str) -> bool:
 def test_defaults_are_the_papers_table_9():
     table = _table9()
     assert len(table) >= 60
-    kwargs = _julia.pysr_kwargs(0.5)
+    kwargs = _pysr.pysr_kwargs(0.5)
     checked = 0
-    for name, value in {**_julia.PYSR_TABLE9, **_julia.SQR_TABLE9}.items():
+    for name, value in {**_pysr.PYSR_TABLE9, **_pysr.SQR_TABLE9}.items():
         assert name in table, f"{name} is not a Table 9 parameter"
         assert _same(value, table[name]), f"{name}: ours {value!r}, Table 9 {table[name]!r}"
         if value is not None:
@@ -335,7 +376,7 @@ def test_defaults_are_the_papers_table_9():
 
 
 def test_operators_and_token_complexities_are_the_papers():
-    kwargs = _julia.pysr_kwargs(0.9)
+    kwargs = _pysr.pysr_kwargs(0.9)
     assert kwargs["binary_operators"] == ["+", "-", "*", "/"]
     assert kwargs["unary_operators"] == ["square", "sqrt", "exp", "log", "sin", "cos"]
     # Table 1: + - * feature constant 1; / square 2; sin cos 3; exp log sqrt 4
@@ -346,7 +387,7 @@ def test_operators_and_token_complexities_are_the_papers():
 
 
 def test_operator_aliases_overrides_and_extra_operators():
-    kwargs = _julia.pysr_kwargs(0.25, operators=["+", "mul", "^", "cube", "neg", "abs", "mul"],
+    kwargs = _pysr.pysr_kwargs(0.25, operators=["+", "mul", "^", "cube", "neg", "abs", "mul"],
                                 complexity_of_operators={"cube": 5, "^": 6, "variable": 2, "constant": 3})
     assert kwargs["binary_operators"] == ["+", "*", "^"]
     assert kwargs["unary_operators"] == ["cube", "neg", "abs"]
@@ -356,7 +397,7 @@ def test_operator_aliases_overrides_and_extra_operators():
 
 
 def test_estimator_parameters_map_to_pysr():
-    kwargs = _julia.pysr_kwargs(0.5, maxsize=12, niterations=3, populations=4, population_size=20, parsimony=0.01,
+    kwargs = _pysr.pysr_kwargs(0.5, maxsize=12, niterations=3, populations=4, population_size=20, parsimony=0.01,
                                 model_selection="elbow", time_limit=30, random_state=7, n_jobs=4, progress=False)
     assert (kwargs["maxsize"], kwargs["niterations"], kwargs["populations"], kwargs["population_size"]) == (12, 3, 4, 20)
     assert kwargs["parsimony"] == 0.01 and kwargs["model_selection"] == "best"
@@ -364,15 +405,15 @@ def test_estimator_parameters_map_to_pysr():
     # PySR is deterministic only when serial with a fixed seed
     assert kwargs["random_state"] == 7 and kwargs["deterministic"] is True and kwargs["parallelism"] == "serial"
     assert kwargs["progress"] is False and kwargs["verbosity"] == 0
-    free = _julia.pysr_kwargs(0.5, n_jobs=4, model_selection="score")
+    free = _pysr.pysr_kwargs(0.5, n_jobs=4, model_selection="score")
     assert free["parallelism"] == "multithreading" and "random_state" not in free and "deterministic" not in free
     assert free["model_selection"] == "score" and "timeout_in_seconds" not in free
-    assert _julia.pysr_kwargs(0.5, n_jobs=1)["parallelism"] == "serial"
+    assert _pysr.pysr_kwargs(0.5, n_jobs=1)["parallelism"] == "serial"
     # a Generator seed becomes a fixed integer seed, identical for identical generators
-    a = _julia.pysr_kwargs(0.5, random_state=np.random.default_rng(3))["random_state"]
-    b = _julia.pysr_kwargs(0.5, random_state=np.random.default_rng(3))["random_state"]
+    a = _pysr.pysr_kwargs(0.5, random_state=np.random.default_rng(3))["random_state"]
+    b = _pysr.pysr_kwargs(0.5, random_state=np.random.default_rng(3))["random_state"]
     assert isinstance(a, int) and a == b
-    assert None not in _julia.pysr_kwargs(0.5).values()
+    assert None not in _pysr.pysr_kwargs(0.5).values()
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -389,7 +430,7 @@ def test_estimator_parameters_map_to_pysr():
 ])
 def test_bad_sqr_parameters_are_rejected(kwargs, message):
     with pytest.raises(ValueError, match=message):
-        _julia.pysr_kwargs(**kwargs)
+        _pysr.pysr_kwargs(**kwargs)
 
 
 def _pinball_by_reading_the_julia(code: str, prediction: float, target: float) -> float:
@@ -403,12 +444,12 @@ def _pinball_by_reading_the_julia(code: str, prediction: float, target: float) -
 
 @pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
 def test_generated_loss_is_the_metrics_pinball_loss(tau):
-    code = _julia.pinball_loss_julia(tau)
+    code = _pysr.pysr_kwargs(tau)["elementwise_loss"]
     rng = np.random.default_rng(0)
     y, p = rng.normal(size=50), rng.normal(size=50)
     ours = np.mean([_pinball_by_reading_the_julia(code, pi, yi) for pi, yi in zip(p, y)])
     assert ours == pytest.approx(pinball_loss(y, p, tau), rel=1e-12)
-    assert "parsimony_pinball(prediction, target, weight) = weight * " in code
+    assert "parsimony_loss(prediction, target, weight) = weight * " in code
 
 
 # ----------------------------------------------------------------------- equations conversion
@@ -431,7 +472,7 @@ def _pysr_like_frame() -> pd.DataFrame:
 
 
 def test_pysr_equations_become_the_native_schema():
-    eq = _julia.equations_from_pysr(_pysr_like_frame(), feature_names=["age", "dose"])
+    eq = _pysr.equations_from_pysr(_pysr_like_frame(), feature_names=["age", "dose"])
     assert list(eq.columns) == ["complexity", "loss", "score", "equation", "sympy"]
     assert eq["complexity"].tolist() == [1, 3, 5, 8] and eq["complexity"].dtype == np.int64
     assert eq["loss"].tolist() == [2.0, 0.8, 0.4, 0.0]
@@ -446,39 +487,16 @@ def test_pysr_equations_become_the_native_schema():
 def test_equations_without_sympy_column_are_parsed():
     frame = _pysr_like_frame().drop(columns=["sympy_format"])
     frame.loc[len(frame)] = [9, 0.0, "neg(x1) ^ 2 + cube(x0) / 3.0", 0.0, None]
-    eq = _julia.equations_from_pysr(frame)
+    eq = _pysr.equations_from_pysr(frame)
     x0, x1 = sympy.symbols("x0 x1")
     assert sympy.simplify(eq["sympy"].iloc[0] - x0) == 0
     assert sympy.simplify(eq["sympy"].iloc[2] - 2.5 * x0**2) == 0
     assert sympy.simplify(eq["sympy"].iloc[-1] - (x1**2 + x0**3 / 3)) == 0
     with pytest.raises(ValueError, match="missing columns"):
-        _julia.equations_from_pysr(frame.drop(columns=["loss"]))
+        _pysr.equations_from_pysr(frame.drop(columns=["loss"]))
 
 
 # -------------------------------------------------------------- parity with Julia (when present)
-
-
-def _kmeans_cases():
-    rng = np.random.default_rng(5)
-    for trial in range(25):
-        n = int(rng.integers(1, 40))
-        values = np.sort(np.round(rng.normal(size=n), 1))
-        weights = rng.integers(1, 5, size=n).astype(np.float64) if trial % 2 else rng.uniform(0.05, 3.0, n)
-        for kind in (0, 1):
-            for lam, floor in ((0.0, 0.0), (0.05, 0.0), (0.3, 0.2)):
-                yield kind, weights, values, int(rng.integers(1, n + 2)), lam, floor
-
-
-@pytest.mark.julia
-def test_julia_cluster_costs_equals_native():
-    from parsimony.trees._kmeans import cluster_costs
-
-    for kind, w, v, kmax, lam, floor in _kmeans_cases():
-        best_n, costs_n = cluster_costs(kind, w, v, kmax, lam, floor)
-        best_j, costs_j = _julia.cluster_costs(kind, w, v, kmax, lam, floor)
-        assert best_j == pytest.approx(best_n, rel=1e-12, abs=1e-12)
-        assert costs_j.shape == costs_n.shape
-        np.testing.assert_allclose(costs_j, costs_n, rtol=1e-12, atol=1e-12)
 
 
 def _cbcd_problem(seed, n=6, L=4, m=60):
@@ -513,21 +531,21 @@ def test_julia_cbcd_equals_native(seed, mode):
     fac, n_layers, target, wcum, K = _cbcd_problem(seed)
     n = fac[0].shape[0]
     G, PP = _cbcd.gram_tables(*fac, n_layers)
-    Gj, PPj = _julia.gram_tables(*fac, n_layers)
+    Gj, PPj = _cbcd_julia.gram_tables(*fac, n_layers)
     np.testing.assert_allclose(Gj, G, rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(PPj, PP, rtol=1e-10, atol=1e-10)
     gamma = 0.7
     amax = _cbcd.alpha_max(*fac, PP, wcum, n_layers, target, gamma, K)
-    assert _julia.alpha_max(*fac, PP, wcum, n_layers, target, gamma, K) == pytest.approx(amax, rel=1e-10)
+    assert _cbcd_julia.alpha_max(*fac, PP, wcum, n_layers, target, gamma, K) == pytest.approx(amax, rel=1e-10)
     layers = np.random.default_rng(seed).integers(0, n_layers + 1).astype(np.int64)
     idx = np.array([n - 1, 0, 2], dtype=np.int64)
-    np.testing.assert_allclose(_julia.stack_truncated(*fac, layers, idx), _cbcd.stack_truncated(*fac, layers, idx),
-                               atol=1e-12)
+    np.testing.assert_allclose(_cbcd_julia.stack_truncated(*fac, layers, idx),
+                               _cbcd.stack_truncated(*fac, layers, idx), atol=1e-12)
     alpha2 = 0.0 if mode == 0 else 0.01
     for alpha in (0.05 * amax, 0.5 * amax):
         pen_scale = alpha / K
         runs = []
-        for engine in (_cbcd, _julia):
+        for engine in (_cbcd, _cbcd_julia):
             layers = np.zeros(n, dtype=np.int64)
             beta = np.ones(n) if mode == 0 else np.zeros(n)
             R = engine.residual(*fac, target, layers, beta, gamma)
@@ -544,7 +562,7 @@ def test_julia_cbcd_equals_native(seed, mode):
         np.testing.assert_allclose(h_j[:s_n], h_n[:s_n], rtol=1e-9)
         assert o_j == pytest.approx(o_n, rel=1e-9)
     # max_trees is honoured by both
-    for engine in (_cbcd, _julia):
+    for engine in (_cbcd, _cbcd_julia):
         layers = np.zeros(n, dtype=np.int64)
         beta = np.ones(n)
         R = engine.residual(*fac, target, layers, beta, gamma)
@@ -553,22 +571,17 @@ def test_julia_cbcd_equals_native(seed, mode):
 
 
 @pytest.mark.julia
-def test_julia_pinball_losses_equal_the_metric():
+def test_julia_losses_equal_the_loss_objects():
     from juliacall import Main as jl
 
     rng = np.random.default_rng(1)
     y, p, w = rng.normal(size=30), rng.normal(size=30), rng.uniform(0.5, 2.0, size=30)
-    k = _julia.kernels()
-    for tau in (0.05, 0.5, 0.95):
-        generated = jl.seval(_julia.pinball_loss_julia(tau))
-        native = pinball_loss(y, p, tau)
-        assert np.mean([float(generated(float(pi), float(yi))) for pi, yi in zip(p, y)]) == pytest.approx(native)
-        assert np.mean([float(k.Pinball(tau)(float(pi), float(yi))) for pi, yi in zip(p, y)]) == pytest.approx(native)
-        assert float(k.mean_pinball_loss(y, p, tau)) == pytest.approx(native)
-        weighted = pinball_loss(y, p, tau, sample_weight=w)
-        assert float(k.mean_pinball_loss(y, p, tau, weights=w)) == pytest.approx(weighted)
+    for loss in (Pinball(0.05), Pinball(0.5), Pinball(0.95), Squared(), Absolute()):
+        generated = jl.seval(loss.julia_source())
+        assert np.mean([float(generated(float(pi), float(yi))) for pi, yi in zip(p, y)]) == pytest.approx(
+            loss.value(y, p))
         total = sum(float(generated(float(pi), float(yi), float(wi))) for pi, yi, wi in zip(p, y, w))
-        assert total / w.sum() == pytest.approx(weighted)
+        assert total / w.sum() == pytest.approx(loss.value(y, p, w))
 
 
 @pytest.mark.julia
@@ -587,9 +600,9 @@ def test_sqr_through_pysr_gives_the_native_schema():
     rng = np.random.default_rng(0)
     X = rng.uniform(-2, 2, size=(120, 2))
     y = 2.5 * X[:, 0] ** 2 + np.cos(X[:, 1])
-    model, eq = _julia.fit_pysr(X, y, 0.5, feature_names=["a", "b"], niterations=2, populations=2,
+    model, eq = _pysr.fit_pysr(X, y, 0.5, feature_names=["a", "b"], niterations=2, populations=2,
                                 population_size=20, random_state=0, progress=False)
-    assert list(eq.columns) == list(_julia.EQUATIONS_COLUMNS)
+    assert list(eq.columns) == list(_pysr.EQUATIONS_COLUMNS)
     assert (np.diff(eq["complexity"]) > 0).all()
     best = eq.iloc[int(np.argmin(eq["loss"]))]
     f = sympy.lambdify(sympy.symbols("a b"), best["sympy"], "numpy")
@@ -606,65 +619,112 @@ def test_sympy_to_postfix_round_trips_through_native_arrays():
     x0, x1 = sympy.symbols("x0 x1")
     for expr in (2.5 * x0**2 + sympy.cos(x1), x0 - x1, 1 / x0, sympy.sqrt(x0) * x1**3, -x0,
                  sympy.log(sympy.Abs(x1)) - 3.2 * x0 / (x1 + 1), x0**1.7, sympy.exp(x1) / (x0 * x1)):
-        ops, feats, vals = from_tokens(_julia.sympy_to_postfix(expr), 2)
+        ops, feats, vals = from_tokens(_pysr.sympy_to_postfix(expr), 2)
         assert sympy.simplify(to_sympy(ops, feats, vals, len(ops), [x0, x1]) - expr) == 0
     with pytest.raises(ValueError, match="unexpected variable"):
-        _julia.sympy_to_postfix(sympy.Symbol("age") + 1)
+        _pysr.sympy_to_postfix(sympy.Symbol("age") + 1)
     with pytest.raises(ValueError, match="cannot express"):
-        _julia.sympy_to_postfix(sympy.tan(x0))
+        _pysr.sympy_to_postfix(sympy.tan(x0))
 
 
-def test_sqr_julia_backend_end_to_end_with_a_simulated_pysr(monkeypatch):
-    """backend="julia" runs fit_sqr_fronts through the estimator's hook (PySR replaced by a stub)."""
-    from parsimony.symbolic import SymbolicQuantileRegressor
-    from parsimony.symbolic import _julia as hook
-
+@pytest.fixture
+def simulated_pysr(monkeypatch):
+    """Julia "works", pysr is "installed" and ``_pysr.fit_pysr`` is a stub recording its calls."""
     monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
     monkeypatch.setattr(backend, "julia_status", lambda: (True, "ok"))
-    monkeypatch.setattr(hook.importlib.util, "find_spec", lambda name: object())
+    monkeypatch.setattr(_pysr, "pysr_available", lambda: True)
+    import parsimony.symbolic.regressor as regressor
+
+    monkeypatch.setattr(regressor, "pysr_available", lambda: True)
     calls = []
     x0, x1 = sympy.symbols("x0 x1")
 
     def fake_fit_pysr(X, y, quantile, *, sample_weight=None, extra=None, previous=None, **params):
-        calls.append((quantile, params, extra, previous))
-        kwargs = _julia.pysr_kwargs(quantile, **params)  # the mapping must accept the estimator's parameters
-        assert kwargs["maxsize"] == 12 and kwargs["random_state"] == 3
+        kwargs = _pysr.pysr_kwargs(quantile, **params)  # the mapping must accept what the glue passes
+        calls.append({"quantile": quantile, "params": params, "kwargs": kwargs, "previous": previous})
         exprs = [x0 + 0.0 * quantile, 2.0 * x0 + sympy.cos(x1), sympy.tan(x0)]
         frame = pd.DataFrame({"complexity": [1, 6, 9], "equation": ["", "", ""], "sympy_format": exprs,
                               "loss": [pinball_loss(y, sympy.lambdify((x0, x1), e)(X[:, 0], X[:, 1]) + 0 * y,
                                                     quantile) for e in exprs[:2]] + [9.0]})
-        return ("pysr model", quantile, len(calls)), _julia.equations_from_pysr(frame)
+        return ("pysr model", quantile, len(calls)), _pysr.equations_from_pysr(frame)
 
-    monkeypatch.setattr(_julia, "fit_pysr", fake_fit_pysr)
+    monkeypatch.setattr(_pysr, "fit_pysr", fake_fit_pysr)
+    return calls
+
+
+def _sqr_data(n=80):
     rng = np.random.default_rng(0)
-    X = rng.uniform(-2, 2, size=(80, 2))
-    y = 2.0 * X[:, 0] + np.cos(X[:, 1])
+    X = rng.uniform(-2, 2, size=(n, 2))
+    return X, 2.0 * X[:, 0] + np.cos(X[:, 1])
+
+
+def test_sqr_julia_backend_end_to_end_with_a_simulated_pysr(simulated_pysr):
+    """backend="julia" runs the PySR glue of symbolic/_pysr.py from the estimator (PySR replaced by a stub)."""
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    calls = simulated_pysr
+    X, y = _sqr_data()
     model = SymbolicQuantileRegressor(quantile=[0.2, 0.8], maxsize=12, random_state=3, progress=False,
                                       backend="julia").fit(X, y)
     assert model.backend_ == "julia"
-    assert [c[0] for c in calls] == [0.2, 0.8]
-    assert calls[0][2]["ncycles_per_iteration"] == model.ncycles_per_iteration
+    assert [c["quantile"] for c in calls] == [0.2, 0.8]
+    kwargs = calls[0]["kwargs"]
+    assert kwargs["maxsize"] == 12 and kwargs["random_state"] == 3
+    assert kwargs["ncycles_per_iteration"] == model.ncycles_per_iteration
+    assert kwargs["elementwise_loss"] == Pinball(0.2).julia_source() and kwargs["batching"] is False
     front = model.equations_[0]
     assert front["complexity"].tolist() == [1, 6]  # tan has no native twin: dropped
     np.testing.assert_allclose(model.predict(X, index=[1, 1])[:, 0], y, atol=1e-12)
-    assert [c[3] for c in calls] == [None, None]
+    assert [c["previous"] for c in calls] == [None, None]
     # warm_start hands each level's PySR model of the last fit back to PySR
     model.set_params(warm_start=True).fit(X, y)
-    assert [c[3] for c in calls[2:]] == [("pysr model", 0.2, 1), ("pysr model", 0.8, 2)]
+    assert [c["previous"] for c in calls[2:]] == [("pysr model", 0.2, 1), ("pysr model", 0.8, 2)]
     model.set_params(warm_start=False).fit(X, y)
-    assert [c[3] for c in calls[4:]] == [None, None]
+    assert [c["previous"] for c in calls[4:]] == [None, None]
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute", "pinball"])
+def test_sqr_julia_loss_reaches_pysr(simulated_pysr, loss):
+    from parsimony.losses import LOSSES
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    X, y = _sqr_data()
+    SymbolicQuantileRegressor(quantile=0.7, loss=loss, progress=False, backend="julia").fit(X, y)
+    expected = Pinball(0.7) if loss == "pinball" else LOSSES[loss]()
+    assert simulated_pysr[0]["kwargs"]["elementwise_loss"] == expected.julia_source()
+
+
+def test_sqr_julia_batch_size_reaches_pysr(simulated_pysr):
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    X, y = _sqr_data(200)
+    SymbolicQuantileRegressor(batch_size=50, progress=False, backend="julia").fit(X, y)
+    assert simulated_pysr[-1]["kwargs"]["batching"] is True and simulated_pysr[-1]["kwargs"]["batch_size"] == 50
+    SymbolicQuantileRegressor(batch_size=None, progress=False, backend="julia").fit(X, y)
+    assert simulated_pysr[-1]["kwargs"]["batching"] is False  # Table 9's value
+
+
+def test_sqr_julia_feature_relevance_is_uniform_or_refused(simulated_pysr):
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    X, y = _sqr_data()
+    SymbolicQuantileRegressor(progress=False, backend="julia").fit(X, y)  # "auto": PySR's uniform draws
+    SymbolicQuantileRegressor(feature_relevance=0, progress=False, backend="julia").fit(X, y)
+    assert len(simulated_pysr) == 2
+    with pytest.raises(ValueError, match=r"feature_relevance=0\.5 is not supported by the Julia engine"):
+        SymbolicQuantileRegressor(feature_relevance=0.5, progress=False, backend="julia").fit(X, y)
 
 
 def test_sqr_auto_stays_native_without_pysr(monkeypatch):
     from parsimony.symbolic import SymbolicQuantileRegressor
-    from parsimony.symbolic import _julia as hook
+    from parsimony.symbolic import regressor
 
     monkeypatch.delenv("PARSIMONY_BACKEND", raising=False)
     monkeypatch.setattr(backend, "julia_status", lambda: (True, "ok"))
-    monkeypatch.setattr(hook.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(regressor, "pysr_available", lambda: False)
     X = np.linspace(-1, 1, 40)[:, None]
     model = SymbolicQuantileRegressor(niterations=1, populations=1, population_size=10, progress=False,
                                       random_state=0).fit(X, 2 * X[:, 0])
     assert model.backend_ == "native"
-    with pytest.raises(NotImplementedError, match="pysr"):
+    with pytest.raises(backend.JuliaUnavailableError, match="needs pysr"):
         SymbolicQuantileRegressor(progress=False, backend="julia").fit(X, 2 * X[:, 0])

@@ -6,35 +6,6 @@ using ParsimonyKernels
 
 # ---------------------------------------------------------------------------- brute-force oracles
 
-# Cheapest cost of partitioning `values` into exactly k (non-empty) clusters, over all labelings.
-function brute_cluster_cost(kind, weights, values, k)
-    n = length(values)
-    best = Inf
-    labels = zeros(Int, n)
-    for code in 0:(k^n - 1)
-        x = code
-        for t in 1:n
-            labels[t] = x % k
-            x ÷= k
-        end
-        length(unique(labels)) == k || continue
-        total = 0.0
-        for c in 0:(k - 1)
-            idx = findall(==(c), labels)
-            v = values[idx]
-            w = weights[idx]
-            if kind == KIND_SQUARED
-                mu = sum(w .* v) / sum(w)
-                total += sum(w .* (v .- mu) .^ 2)
-            else
-                total += minimum(sum(w .* abs.(v .- cand)) for cand in v)
-            end
-        end
-        best = min(best, total)
-    end
-    return best
-end
-
 # A random factored ensemble: leaves (n x m, 0-based leaf ids), T (L x total leaves, the
 # transposed leaf table), loff (n + 1).
 function cbcd_problem(rng; n=4, L=3, m=25)
@@ -87,73 +58,6 @@ function direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha
 end
 
 @testset "ParsimonyKernels" begin
-    @testset "pinball loss (SQR paper Eq. 2, Appendix A)" begin
-        @test pinball_loss(1.0, 3.0, 0.9) ≈ 0.9 * 2.0           # under-prediction weighs tau
-        @test pinball_loss(3.0, 1.0, 0.9) ≈ 0.1 * 2.0           # over-prediction weighs 1 - tau
-        @test pinball_loss(2.0, 2.0, 0.3) == 0.0
-        @test pinball_loss(1.0f0, 3.0f0, 0.9) isa Float32      # SymbolicRegression's Float32 path
-        # Appendix A: 100 unit errors, half under at tau = .5 -> 0.5; 10 under at tau = .9 -> 0.18
-        y = zeros(100)
-        half = vcat(ones(50), -ones(50))
-        @test mean_pinball_loss(y, y .- half, 0.5) ≈ 0.5
-        tenth = vcat(ones(10), -ones(90))
-        @test mean_pinball_loss(y, y .- tenth, 0.9) ≈ 0.18
-        p = Pinball(0.25)
-        @test p(0.0, 1.0) ≈ 0.25
-        @test p(0.0, 1.0, 2.0) ≈ 0.5
-        @test p isa Function
-        @test_throws ArgumentError Pinball(1.0)
-        @test_throws ArgumentError Pinball(0)
-        @test_throws ArgumentError mean_pinball_loss([1.0], [1.0], 1.5)
-        @test_throws DimensionMismatch mean_pinball_loss([1.0, 2.0], [1.0], 0.5)
-        # weighted mean equals the mean over rows repeated by their weight
-        yt = [1.0, 4.0, 2.0]
-        yp = [2.0, 1.0, 2.5]
-        @test mean_pinball_loss(yt, yp, 0.7; weights=[1.0, 2.0, 3.0]) ≈
-              mean_pinball_loss(vcat(yt[1], yt[2], yt[2], fill(yt[3], 3)),
-                                vcat(yp[1], yp[2], yp[2], fill(yp[3], 3)), 0.7)
-        # the mean pinball loss of a constant is minimised at the empirical quantile
-        rng = MersenneTwister(3)
-        v = sort(randn(rng, 41))
-        for tau in (0.1, 0.5, 0.9)
-            losses = [mean_pinball_loss(v, fill(c, 41), tau) for c in v]
-            @test v[argmin(losses)] == v[ceil(Int, tau * 41)]
-        end
-    end
-
-    @testset "k-Means / k-median DP equals brute-force partitioning" begin
-        rng = MersenneTwister(7)
-        for trial in 1:30
-            n = rand(rng, 1:6)
-            values = sort(round.(randn(rng, n); digits=1))
-            weights = trial % 2 == 0 ? rand(rng, 1:4, n) .* 1.0 : 0.05 .+ 3.0 .* rand(rng, n)
-            for kind in (KIND_SQUARED, KIND_ABSOLUTE)
-                w = weights
-                brute = [brute_cluster_cost(kind, w, values, k) for k in 1:n]
-                # lam = 0: the convexity stop never triggers before costs stop falling
-                best, costs = cluster_costs(kind, w, values, n, 0.0, 0.0)
-                for k in 1:length(costs)
-                    @test costs[k] ≈ brute[k] atol = 1e-9
-                end
-                @test issorted(costs; rev=true)
-                for lam in (0.05, 0.5, 2.0), loss_floor in (0.0, 0.3)
-                    best, costs = cluster_costs(kind, w, values, n, lam, loss_floor)
-                    oracle = minimum(max(brute[k], loss_floor) + lam * k for k in 1:n)
-                    @test best ≈ oracle atol = 1e-9
-                    @test length(costs) <= n
-                end
-            end
-        end
-        # max_clusters caps the rows; one point costs nothing
-        best, costs = cluster_costs(KIND_SQUARED, ones(5), collect(1.0:5.0), 2, 0.0, 0.0)
-        @test length(costs) == 2
-        @test costs[1] ≈ 10.0
-        @test cluster_costs(KIND_SQUARED, [2.0], [3.0], 4, 0.5, 0.0) == (0.5, [0.0])
-        @test_throws ArgumentError cluster_costs(2, ones(2), [1.0, 2.0], 2, 0.0, 0.0)
-        @test_throws ArgumentError cluster_costs(KIND_SQUARED, Float64[], Float64[], 2, 0.0, 0.0)
-        @test_throws DimensionMismatch cluster_costs(KIND_SQUARED, ones(1), [1.0, 2.0], 2, 0.0, 0.0)
-    end
-
     @testset "ForestPrune CBCD" begin
         rng = MersenneTwister(11)
         for trial in 1:20

@@ -22,13 +22,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .. import _julia
 from .._validation import (
     check_array_1d, check_int, check_nonnegative, check_option, check_same_length, check_time_limit,
     seed_from,
 )
 from ..backend import resolve_backend
-from . import _cbcd
+from . import _cbcd, _cbcd_julia
 from ._depth_matrices import (
     EnsembleTables,
     check_ensemble,
@@ -135,7 +134,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
 
     ``residual0`` may pass the residual of the warm start (``Solution.residual``) to skip its
     computation; the returned residual is maintained incrementally (drift ~1e-13). ``cbcd`` is
-    the sweep kernel, the numba one or its Julia twin (``parsimony._julia.get_kernel("cbcd", ...)``).
+    the sweep kernel, the numba one or its Julia twin (``_cbcd_julia.get_kernel("cbcd", engine)``).
     Past ``deadline`` (a ``time.perf_counter()`` value) CBCD and the local search stop and the
     best point so far is returned with status ``"time_limit"``.
     """
@@ -417,7 +416,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     def _cbcd_kernel(self):
         """Resolve ``backend`` (sets ``backend_``) and return its CBCD sweep kernel."""
         self.backend_ = resolve_backend(self.backend)
-        return _julia.get_kernel("cbcd", self.backend_)
+        return _cbcd_julia.get_kernel("cbcd", self.backend_)
 
     # -- fitting --------------------------------------------------------------------------------
     def fit(self, X, y):

@@ -12,11 +12,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._validation import (
     check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit, seed_from,
 )
-from ..backend import resolve_backend
+from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import LOSSES, Loss, Pinball, Squared
 from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
+from ._front import pareto_scores
+from ._pysr import fit_fronts, pysr_available
 from ._search import SearchSettings, run_search
 
 MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
@@ -68,19 +70,6 @@ def calibration_tolerance(quantile, sample_weight) -> float:
     return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)
 
 
-def pareto_scores(complexity, loss) -> np.ndarray:
-    """PySR's score, ``-d log(loss) / d complexity`` between consecutive front rows.
-
-    The first row scores 0, an exact fit after an inexact one scores ``inf``.
-    """
-    loss = np.asarray(loss, dtype=float)
-    score = np.zeros(loss.shape[0])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        score[1:] = -np.diff(np.log(loss)) / np.diff(np.asarray(complexity, dtype=float))
-    score[1:][loss[:-1] <= 0] = -np.inf  # nothing improves on an exact fit
-    return score
-
-
 class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
     """Symbolic quantile regression: readable formulas for conditional quantiles.
 
@@ -110,11 +99,12 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         Weight of complexity in the selection cost (relative to the loss of the best constant).
     adaptive_parsimony_scaling : float, default=20.0
         Strength of the penalty on over-represented complexities in tournaments.
-    feature_relevance : float in [0, 1], default=0.5
+    feature_relevance : float in [0, 1] or "auto", default="auto"
         Share of the feature draws of mutations made in proportion to each feature's squared
         rank correlation with the target; the rest are uniform. 0 draws uniformly, as PySR does;
-        a positive share finds the few relevant columns of wide data sooner (native engine;
-        PySR draws uniformly).
+        a positive share finds the few relevant columns of wide data sooner (native engine only:
+        the Julia engine raises for a positive share). "auto" is 0.5 on the native engine and 0
+        on the Julia engine.
     model_selection : {"best", "score", "accuracy", "elbow"}, default="best"
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`); ``"best"`` is PySR's rule (highest score among accurate rows)
@@ -147,7 +137,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     progress : bool, default=True
         Show a progress bar.
     backend : {"auto", "native", "julia"}, default="auto"
-        Engine; "auto" uses the native engine unless a Julia integration is available.
+        Engine; "auto" uses PySR's Julia engine when Julia and pysr work, else the native one.
+        On the Julia engine ``loss`` becomes PySR's ``elementwise_loss`` and ``batch_size`` its
+        batching; a positive ``feature_relevance`` raises (PySR draws features uniformly).
 
     Attributes
     ----------
@@ -166,7 +158,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
 
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
                  niterations=20, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
-                 adaptive_parsimony_scaling=20.0, feature_relevance=0.5, model_selection="best", max_samples=None,
+                 adaptive_parsimony_scaling=20.0, feature_relevance="auto", model_selection="best", max_samples=None,
                  rearrange=False, loss=None, batch_size="auto", time_limit=None, warm_start=False, random_state=None,
                  n_jobs=None, progress=True, backend="auto"):
         self.quantile = quantile
@@ -214,7 +206,17 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         losses = self._losses(self._quantiles())
         return None if isinstance(losses[0], Squared) else tuple(loss.tau for loss in losses)
 
-    def _settings(self):
+    def _engine(self):
+        """The engine, resolved once: ``"julia"`` needs Julia and pysr (``"auto"`` falls back to native)."""
+        engine = resolve_backend(self.backend)
+        if engine == "julia" and not pysr_available():
+            if self.backend == "julia":
+                raise JuliaUnavailableError(f"backend='julia' for SymbolicQuantileRegressor needs pysr. "
+                                            f"{JULIA_INSTALL_HINT}")
+            return "native"
+        return engine
+
+    def _settings(self, engine="native"):
         maxsize = check_int(self.maxsize, "maxsize", minimum=1)
         n_jobs = 1 if self.n_jobs is None else check_int(self.n_jobs, "n_jobs")
         if n_jobs == 0:
@@ -232,14 +234,16 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             parsimony=check_nonnegative(self.parsimony, "parsimony"),
             adaptive_parsimony_scaling=check_nonnegative(self.adaptive_parsimony_scaling,
                                                          "adaptive_parsimony_scaling"),
-            feature_relevance=self._feature_relevance(),
+            feature_relevance=self._feature_relevance(engine),
             batch_size=self._batch_size(),
             time_limit=check_time_limit(self.time_limit),
             n_jobs=n_jobs,
             progress=bool(self.progress),
         )
 
-    def _feature_relevance(self):
+    def _feature_relevance(self, engine):
+        if isinstance(self.feature_relevance, str) and self.feature_relevance == "auto":
+            return 0.5 if engine == "native" else 0.0
         relevance = check_nonnegative(self.feature_relevance, "feature_relevance")
         if relevance > 1:
             raise ValueError(f"feature_relevance must lie in [0, 1], got {self.feature_relevance!r}")
@@ -259,7 +263,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         quantiles = self._quantiles()
         losses = self._losses(quantiles)
-        settings = self._settings()
+        engine = self._engine()
+        settings = self._settings(engine)
         binops, unops, names = operator_codes(self.operators)
         table = dict(TOKEN_COMPLEXITY)
         if self.complexity_of_operators is not None:
@@ -281,22 +286,14 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.complexity_weights_ = weights
         self.quantiles_ = quantiles
 
-        engine = resolve_backend(self.backend)
-        fronts = None
         if engine == "julia":
-            from ._julia import fit_julia
-
-            try:
-                fronts = fit_julia(self, X, y, w, quantiles, self.feature_names_)
-                self.backend_ = "julia"
-                self._search_states = None
-                statuses = ["completed"] * len(quantiles)
-                self.n_evaluations_ = 0
-            except NotImplementedError:
-                if self.backend == "julia":
-                    raise
-        if fronts is None:
-            self.backend_ = "native"
+            fronts, self._pysr_models = fit_fronts(
+                X, y, w, losses, settings, names, table, None if self.random_state is None else seed,
+                previous=getattr(self, "_pysr_models", None) if self.warm_start else None)
+            statuses = ["completed"] * len(quantiles)
+            self.n_evaluations_ = 0
+            self._search_states = None
+        else:
             fronts, statuses, evaluations, states = [], [], 0, []
             seeds = rng.integers(0, 2**62, size=len(quantiles))
             previous = getattr(self, "_search_states", None) if self.warm_start else None
@@ -312,7 +309,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
                 states.append(result.state)
             self.n_evaluations_ = evaluations
             self._search_states = states
-
+        self.backend_ = engine
         self._fronts = fronts
         frames = [self._equations_frame(front) for front in fronts]
         for k, frame in enumerate(frames):

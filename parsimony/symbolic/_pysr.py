@@ -1,0 +1,412 @@
+"""SQR through PySR (SymbolicRegression.jl): the Julia engine of SymbolicQuantileRegressor.
+
+:func:`pysr_kwargs` maps SQR's settings to ``PySRRegressor`` keyword arguments (the loss's own
+Julia source, the paper's token complexities and its Table 9 settings);
+:func:`equations_from_pysr` converts PySR's hall of fame into the native ``equations_`` schema;
+:func:`fit_pysr` runs one search and :func:`fit_fronts` one per quantile level, returning fronts
+of native flat arrays. Only :func:`fit_pysr` imports pysr (and with it Julia).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import re
+
+import numpy as np
+
+from .._validation import check_quantile, seed_from
+from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
+from ..losses import Pinball
+from ..metrics import TOKEN_COMPLEXITY
+from ._expressions import from_tokens
+from ._front import pareto_scores
+
+
+#: PySRRegressor settings of the SQR paper (Appendix D, Table 9) that SymbolicQuantileRegressor
+#: does not expose; the exposed ones (maxsize, niterations, populations, population_size,
+#: parsimony, model_selection, time limit, seed, threads, progress) come from the estimator.
+#: Table 9 entries equal to None/defaults that newer PySR renamed (procs, multithreading,
+#: enable_autodiff) are expressed through ``parallelism`` instead.
+PYSR_TABLE9 = {
+    "maxdepth": None,
+    "ncycles_per_iteration": 550,
+    "fraction_replaced": 0.000364,
+    "fraction_replaced_hof": 0.035,
+    "migration": True,
+    "hof_migration": True,
+    "topn": 12,
+    "denoise": False,
+    "select_k_features": None,
+    "dimensional_constraint_penalty": 1000.0,
+    "max_evals": None,
+    "constraints": None,
+    "nested_constraints": None,
+    "early_stop_condition": None,
+    "warmup_maxsize_by": 0.0,
+    "use_frequency": True,
+    "use_frequency_in_tournament": True,
+    "adaptive_parsimony_scaling": 20.0,
+    "should_simplify": True,
+    "weight_add_node": 0.79,
+    "weight_insert_node": 5.1,
+    "weight_delete_node": 1.7,
+    "weight_do_nothing": 0.21,
+    "weight_mutate_constant": 0.048,
+    "weight_mutate_operator": 0.47,
+    "weight_swap_operands": 0.1,
+    "weight_randomize": 0.00023,
+    "weight_simplify": 0.0020,
+    "weight_optimize": 0.0,
+    "crossover_probability": 0.066,
+    "annealing": False,
+    "alpha": 0.1,
+    "perturbation_factor": 0.076,
+    "skip_mutation_failures": True,
+    "optimizer_algorithm": "BFGS",
+    "optimizer_nrestarts": 2,
+    "optimize_probability": 0.14,
+    "optimizer_iterations": 8,
+    "should_optimize_constants": True,
+    "tournament_selection_n": 10,
+    "tournament_selection_p": 0.86,
+    "batching": False,
+    "batch_size": 50,
+    "precision": 32,
+    "fast_cycle": False,
+    "turbo": False,
+    "bumper": False,
+    "warm_start": False,
+    "print_precision": 5,
+    "temp_equation_file": False,
+    "delete_tempfiles": True,
+    "update": False,
+}
+
+#: Table 9 values of the parameters SymbolicQuantileRegressor exposes (used when one is None).
+SQR_TABLE9 = {
+    "maxsize": 20,
+    "niterations": 40,
+    "populations": 15,
+    "population_size": 33,
+    "parsimony": 0.0032,
+    "model_selection": "best",
+}
+
+#: The SQR paper's default operators (Table 1): + - * / square sqrt exp log sin cos.
+PAPER_OPERATORS = ("add", "sub", "mul", "div", "square", "sqrt", "exp", "log", "sin", "cos")
+
+#: Canonical operator name -> PySR operator string.
+PYSR_OPERATOR = {
+    "add": "+", "sub": "-", "mul": "*", "div": "/", "pow": "^",
+    "square": "square", "cube": "cube", "sqrt": "sqrt", "exp": "exp", "log": "log",
+    "sin": "sin", "cos": "cos", "abs": "abs", "neg": "neg",
+}
+_BINARY = ("add", "sub", "mul", "div", "pow")
+_ALIASES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "**": "pow"}
+
+
+def _canonical(op) -> str:
+    if not isinstance(op, str):
+        raise TypeError(f"operators must be strings, got {op!r}")
+    key = op.strip().lower()
+    key = _ALIASES.get(key, key)
+    if key not in PYSR_OPERATOR:
+        raise ValueError(f"unknown operator {op!r}; known operators: {', '.join(PYSR_OPERATOR)} (and + - * / ^)")
+    return key
+
+
+def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operators=None, niterations=None,
+                populations=None, population_size=None, parsimony=None, model_selection=None,
+                time_limit=None, random_state=None, n_jobs=None, progress=True, loss=None, batch_size=None,
+                ncycles_per_iteration=None, adaptive_parsimony_scaling=None) -> dict:
+    """``PySRRegressor`` keyword arguments for SQR at ``quantile`` (built without importing pysr).
+
+    Parameters mirror ``SymbolicQuantileRegressor``; ``None`` takes the SQR paper's Table 9 value.
+    ``loss`` (a :mod:`parsimony.losses` object, default ``Pinball(quantile)``) becomes PySR's
+    ``elementwise_loss`` from the loss's own :meth:`~parsimony.losses.Loss.julia_source`;
+    ``batch_size`` (rows, or None for all rows) switches on PySR's batching.
+    Token complexities default to the paper's Table 1 (:data:`parsimony.metrics.TOKEN_COMPLEXITY`),
+    overridden by ``complexity_of_operators`` (which may also set ``"feature"``/``"variable"`` and
+    ``"constant"``). A ``random_state`` makes the search serial and deterministic, as PySR requires;
+    otherwise ``n_jobs`` other than 1 searches multithreaded. ``model_selection="elbow"`` (native only)
+    asks PySR for ``"best"``; the estimator selects from the converted front itself.
+    """
+    check_quantile(quantile)
+    kwargs = dict(PYSR_TABLE9)
+    ops = PAPER_OPERATORS if operators is None else ([operators] if isinstance(operators, str) else list(operators))
+    names = []
+    for op in ops:
+        key = _canonical(op)
+        if key not in names:
+            names.append(key)
+    binary = [PYSR_OPERATOR[n] for n in names if n in _BINARY]
+    unary = [PYSR_OPERATOR[n] for n in names if n not in _BINARY]
+    if not binary:
+        raise ValueError("operators must contain at least one binary operator (add, sub, mul, div, pow)")
+    weights = dict(TOKEN_COMPLEXITY)
+    for key, value in dict(complexity_of_operators or {}).items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            raise ValueError(f"complexity_of_operators[{key!r}] must be a positive number, got {value!r}")
+        key = "feature" if key in ("feature", "variable") else ("constant" if key == "constant" else _canonical(key))
+        weights[key] = value
+    kwargs["binary_operators"] = binary
+    kwargs["unary_operators"] = unary
+    kwargs["complexity_of_operators"] = {PYSR_OPERATOR[n]: weights[n] for n in names}
+    kwargs["complexity_of_variables"] = weights["feature"]
+    kwargs["complexity_of_constants"] = weights["constant"]
+    kwargs["elementwise_loss"] = (Pinball(quantile) if loss is None else loss).julia_source()
+    if batch_size is not None:
+        kwargs["batching"], kwargs["batch_size"] = True, int(batch_size)
+    for key, value in (("ncycles_per_iteration", ncycles_per_iteration),
+                       ("adaptive_parsimony_scaling", adaptive_parsimony_scaling)):
+        if value is not None:
+            kwargs[key] = value
+
+    given = {"maxsize": maxsize, "niterations": niterations, "populations": populations,
+             "population_size": population_size, "parsimony": parsimony, "model_selection": model_selection}
+    for key, value in given.items():
+        kwargs[key] = SQR_TABLE9[key] if value is None else value
+    for key in ("maxsize", "niterations", "populations", "population_size"):
+        value = kwargs[key]
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"{key} must be an integer >= 1, got {value!r}")
+        kwargs[key] = int(value)
+    if not isinstance(kwargs["parsimony"], (int, float)) or kwargs["parsimony"] < 0:
+        raise ValueError(f"parsimony must be a number >= 0, got {kwargs['parsimony']!r}")
+    selection = kwargs["model_selection"]
+    if selection not in ("best", "score", "accuracy", "elbow"):
+        raise ValueError(f"model_selection must be 'best', 'score', 'accuracy' or 'elbow', got {selection!r}")
+    kwargs["model_selection"] = "best" if selection == "elbow" else selection
+    if time_limit is not None:
+        if not isinstance(time_limit, (int, float)) or not time_limit > 0:
+            raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
+        kwargs["timeout_in_seconds"] = float(time_limit)
+    if random_state is not None:
+        kwargs["random_state"] = seed_from(random_state)
+        kwargs["deterministic"] = True
+        kwargs["parallelism"] = "serial"
+    else:
+        kwargs["parallelism"] = "serial" if n_jobs == 1 else "multithreading"
+    kwargs["progress"] = bool(progress)
+    kwargs["verbosity"] = 1 if progress else 0
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+#: Columns of the native ``equations_`` DataFrame, in order.
+EQUATIONS_COLUMNS = ("complexity", "loss", "score", "equation", "sympy")
+
+_PYSR_SYMPY_LOCALS = {
+    "square": lambda x: x**2, "cube": lambda x: x**3, "neg": lambda x: -x,
+}
+
+
+def equations_from_pysr(frame, feature_names=None):
+    """Convert a PySR ``equations_`` DataFrame to the native schema (:data:`EQUATIONS_COLUMNS`).
+
+    Rows with a non-finite loss are dropped; the rest are sorted by complexity and, per
+    complexity, only the lowest loss is kept (the Pareto front). PySR's variables ``x0, x1, ...``
+    are renamed to ``feature_names`` in ``equation`` and ``sympy``. ``sympy`` comes from PySR's
+    ``sympy_format`` column when present, else from parsing ``equation``. ``score`` is PySR's
+    (recomputed on the kept rows).
+    """
+    import pandas as pd
+    import sympy
+
+    missing = [c for c in ("complexity", "loss", "equation") if c not in frame.columns]
+    if missing:
+        raise ValueError(f"not a PySR equations table: missing columns {missing}")
+    df = frame.copy()
+    df["loss"] = pd.to_numeric(df["loss"], errors="coerce").astype(float)
+    df = df[np.isfinite(df["loss"].to_numpy())]
+    df = df.sort_values(["complexity", "loss"], kind="stable").drop_duplicates("complexity", keep="first")
+    df = df.reset_index(drop=True)
+    complexity = df["complexity"].to_numpy()
+    if not np.all(np.asarray(complexity, dtype=float) == np.round(np.asarray(complexity, dtype=float))):
+        raise ValueError("PySR complexities must be integers")
+    complexity = complexity.astype(np.int64)
+    loss = df["loss"].to_numpy(dtype=np.float64)
+
+    names = None if feature_names is None else [str(n) for n in feature_names]
+    rename = {}
+    if names is not None:
+        rename = {sympy.Symbol(f"x{i}"): sympy.Symbol(name) for i, name in enumerate(names)}
+
+    def rename_text(text: str) -> str:
+        if names is None:
+            return text
+        return re.sub(r"\bx(\d+)\b", lambda m: names[int(m.group(1))] if int(m.group(1)) < len(names) else m.group(0),
+                      text)
+
+    exprs = []
+    for _, row in df.iterrows():
+        expr = row["sympy_format"] if "sympy_format" in df.columns else None
+        if expr is None or (isinstance(expr, float) and math.isnan(expr)):
+            source = str(row["equation"]).replace("^", "**")
+            symbols = {name: sympy.Symbol(name) for name in re.findall(r"\bx\d+\b", source)}
+            expr = sympy.sympify(source, locals={**_PYSR_SYMPY_LOCALS, **symbols})
+        else:
+            expr = sympy.sympify(expr)
+        exprs.append(expr.xreplace(rename) if rename else expr)
+    return pd.DataFrame({
+        "complexity": complexity,
+        "loss": loss,
+        "score": pareto_scores(complexity, loss),
+        "equation": [rename_text(str(e)) for e in df["equation"]],
+        "sympy": exprs,
+    }, columns=list(EQUATIONS_COLUMNS))
+
+
+def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samples=None, extra=None,
+             previous=None, **params):
+    """Run one PySR search for SQR at ``quantile``; return ``(model, equations)``.
+
+    ``params`` are the :func:`pysr_kwargs` keywords; ``extra`` adds or overrides PySRRegressor
+    keywords (say ``ncycles_per_iteration``). ``previous``, a PySRRegressor this function
+    returned, goes on from its search (PySR's ``warm_start``) instead of starting afresh.
+    ``max_samples`` draws that many rows without replacement (seeded by ``random_state``), the
+    paper's SQR10K. Features are passed to PySR as ``x0, x1, ...`` and renamed to
+    ``feature_names`` in the returned equations.
+
+    Raises
+    ------
+    JuliaUnavailableError
+        When Julia or pysr is unavailable.
+    """
+    resolve_backend("julia")  # raises with install instructions when Julia does not work
+    try:
+        from pysr import PySRRegressor  # lazy: starts PySR's Julia environment
+    except ImportError as exc:
+        raise JuliaUnavailableError(f"the Julia backend for SQR needs pysr ({exc}). {JULIA_INSTALL_HINT}") from exc
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if max_samples is not None and X.shape[0] > max_samples:
+        rng = np.random.default_rng(seed_from(params.get("random_state")))
+        rows = np.sort(rng.choice(X.shape[0], size=int(max_samples), replace=False))
+        X, y = X[rows], y[rows]
+        w = None if w is None else w[rows]
+    kwargs = {**pysr_kwargs(quantile, **params), **(extra or {})}
+    if previous is None:
+        model = PySRRegressor(**kwargs)
+    else:
+        model = previous
+        model.set_params(**{**kwargs, "warm_start": True})
+    model.fit(X, y, weights=w)
+    if feature_names is None:
+        feature_names = [f"x{i}" for i in range(X.shape[1])]
+    return model, equations_from_pysr(model.equations_, feature_names)
+
+
+def sympy_to_postfix(expr) -> list:
+    """Postfix tokens (numbers, ``"x3"``, operator names) of a sympy expression over ``x0, x1, ...``.
+
+    The token form of ``parsimony.symbolic._expressions.from_tokens``: sums and products become
+    chains of binary ``add``/``mul``, a factor ``-1`` a ``neg``, powers 2, 3 and 1/2 ``square``,
+    ``cube`` and ``sqrt``, a power -1 a division, other powers ``pow``.
+    """
+    import sympy
+
+    out: list = []
+
+    def walk(e):
+        if e.is_Symbol:
+            if not re.fullmatch(r"x\d+", e.name):
+                raise ValueError(f"unexpected variable {e.name!r}: PySR variables are x0, x1, ...")
+            out.append(e.name)
+        elif e.is_Number or e.is_NumberSymbol:
+            out.append(float(e))
+        elif e.is_Add or e.is_Mul:
+            args = list(e.args)
+            if e.is_Mul and args[0] == -1:
+                walk(sympy.Mul(*args[1:]))
+                out.append("neg")
+                return
+            walk(args[0])
+            for a in args[1:]:
+                if e.is_Mul and a.is_Pow and a.exp == -1:
+                    walk(a.base)
+                    out.append("div")
+                else:
+                    walk(a)
+                    out.append("add" if e.is_Add else "mul")
+        elif e.is_Pow:
+            base, ex = e.args
+            named = {2: "square", 3: "cube", sympy.Rational(1, 2): "sqrt"}
+            if ex in named:
+                walk(base)
+                out.append(named[ex])
+            elif ex == -1:
+                out.append(1.0)
+                walk(base)
+                out.append("div")
+            else:
+                walk(base)
+                walk(ex)
+                out.append("pow")
+        elif isinstance(e, (sympy.sin, sympy.cos, sympy.exp, sympy.log, sympy.Abs)):
+            walk(e.args[0])
+            out.append({sympy.sin: "sin", sympy.cos: "cos", sympy.exp: "exp", sympy.log: "log",
+                        sympy.Abs: "abs"}[type(e)])
+        else:
+            raise ValueError(f"cannot express the sympy node {type(e).__name__!r} with the native operators")
+
+    walk(sympy.sympify(expr))
+    return out
+
+
+def pysr_available() -> bool:
+    """Whether pysr is installed (checked without importing it)."""
+    return importlib.util.find_spec("pysr") is not None
+
+
+def front_rows(equations, n_features) -> list:
+    """Rows ``{"complexity", "loss", "ops", "feats", "vals"}`` of a converted PySR front (the
+    native flat arrays); expressions outside the native operator set are dropped."""
+    rows = []
+    for _, row in equations.iterrows():
+        try:
+            ops, feats, vals = from_tokens(sympy_to_postfix(row["sympy"]), n_features)
+        except ValueError:
+            continue  # an expression outside the native operator set cannot be evaluated natively
+        rows.append({"complexity": int(row["complexity"]), "loss": float(row["loss"]),
+                     "ops": ops, "feats": feats, "vals": vals})
+    return rows
+
+
+def fit_fronts(X, y, sample_weight, losses, settings, operators, token_weights, seed, previous=None):
+    """SQR's Julia engine: one PySR search per loss (one per quantile level).
+
+    Takes the estimator's validated values, never the estimator: ``losses`` (loss objects),
+    ``settings`` (its :class:`~parsimony.symbolic._search.SearchSettings`), ``operators``
+    (canonical names), ``token_weights`` (the complexity table), ``seed`` (an int) and
+    ``previous`` (the PySR models of the last fit, to go on from with ``warm_start``). Returns
+    ``(fronts, models)``: per level, the Pareto front as :func:`front_rows` (complexity in the
+    token weights, loss the mean training loss) and the fitted PySRRegressor.
+
+    Raises
+    ------
+    ValueError
+        For a setting PySR cannot honour (``feature_relevance > 0``: PySR draws features uniformly).
+    """
+    if settings.feature_relevance > 0:
+        raise ValueError(f"feature_relevance={settings.feature_relevance!r} is not supported by the Julia engine "
+                         "(PySR draws features uniformly): use feature_relevance=0 or 'auto', or backend='native'")
+    batch = settings.batch_size if settings.batch_size is not None and len(y) > 2 * settings.batch_size else None
+    params = {"operators": operators, "maxsize": settings.maxsize, "complexity_of_operators": token_weights,
+              "niterations": settings.niterations, "populations": settings.populations,
+              "population_size": settings.population_size, "parsimony": settings.parsimony,
+              "time_limit": settings.time_limit, "random_state": seed, "n_jobs": settings.n_jobs,
+              "progress": settings.progress, "batch_size": batch,
+              "ncycles_per_iteration": settings.ncycles_per_iteration,
+              "adaptive_parsimony_scaling": settings.adaptive_parsimony_scaling}
+    previous = [None] * len(losses) if previous is None or len(previous) != len(losses) else previous
+    fronts, models = [], []
+    for loss, model in zip(losses, previous):
+        model, equations = fit_pysr(X, y, loss.tau, sample_weight=sample_weight, previous=model, loss=loss, **params)
+        rows = front_rows(equations, X.shape[1])
+        if not rows:
+            raise RuntimeError(f"PySR returned no usable expression for {loss!r}")
+        fronts.append(rows)
+        models.append(model)
+    return fronts, models
