@@ -18,13 +18,49 @@ from ._validation import check_quantile
 LOSS_SQUARED, LOSS_ABSOLUTE, LOSS_PINBALL = 0, 1, 2
 
 
+def grouped_weighted_quantiles(groups, values, level, weights=None) -> np.ndarray:
+    """Lower weighted ``level``-quantile of ``values`` within each group ``0..groups.max()``.
+
+    Per group, the smallest value whose cumulative weight (values sorted) reaches ``level`` of
+    the group's total, up to a relative rounding tolerance of 1e-12 (so that unweighted data
+    gives ``numpy.quantile(..., method="inverted_cdf")``); it minimises the weighted pinball loss
+    over constants. A group of zero total weight counts its rows equally; an empty group is NaN.
+    """
+    groups = np.asarray(groups, dtype=np.intp)
+    values = np.asarray(values, dtype=np.float64)
+    w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    n_groups = int(groups.max()) + 1
+    order = np.lexsort((values, groups))
+    g, v, w = groups[order], values[order], w[order]
+    totals = np.bincount(g, weights=w, minlength=n_groups)
+    empty = totals <= 0
+    if empty.any():
+        w = np.where(empty[g], 1.0, w)
+        totals = np.bincount(g, weights=w, minlength=n_groups)
+    cum = np.cumsum(w)
+    counts = np.bincount(g, minlength=n_groups)
+    ends = np.cumsum(counts)
+    starts = ends - counts
+    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
+    tol = 1e-12 * max(float(cum[-1]), 1.0)
+    idx = np.searchsorted(cum, base + level * totals - tol, side="left")
+    idx = np.clip(idx, starts, np.maximum(ends - 1, starts))
+    out = np.full(n_groups, np.nan)
+    present = ends > starts
+    out[present] = v[idx[present]]
+    return out
+
+
+def weighted_quantiles(values, weights, levels) -> np.ndarray:
+    """Lower weighted quantiles of ``values`` at each of ``levels`` (see :func:`grouped_weighted_quantiles`)."""
+    values = np.asarray(values, dtype=np.float64).ravel()
+    groups = np.zeros(values.size, dtype=np.intp)
+    return np.array([grouped_weighted_quantiles(groups, values, float(level), weights)[0] for level in levels])
+
+
 def weighted_quantile(values, weights, level) -> float:
-    """The lower weighted ``level``-quantile: the smallest value whose cumulative weight share reaches ``level``."""
-    values = np.asarray(values, dtype=float)
-    weights = np.asarray(weights, dtype=float)
-    order = np.argsort(values)
-    share = np.cumsum(weights[order]) / weights.sum()
-    return float(values[order][np.searchsorted(share, level)])
+    """Lower weighted ``level``-quantile of ``values`` (``weights`` None: equal weights)."""
+    return float(weighted_quantiles(values, weights, [level])[0])
 
 
 class Loss:

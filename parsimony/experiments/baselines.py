@@ -28,6 +28,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import check_int, check_option, check_quantile, check_time_limit
+from ..losses import grouped_weighted_quantiles
+from ..losses import weighted_quantile as weighted_quantile_of
 from ..metrics import QuantileScoreMixin, pinball_loss
 from ._optional import available, require
 
@@ -44,32 +46,7 @@ def weighted_quantile(values, quantile, sample_weight=None) -> float:
     values = np.asarray(values, dtype=np.float64).ravel()
     if values.size == 0:
         raise ValueError("weighted_quantile needs at least one value")
-    groups = np.zeros(values.size, dtype=np.intp)
-    return float(_grouped_quantiles(groups, values, check_quantile(quantile), sample_weight)[0])
-
-
-def _grouped_quantiles(groups, values, quantile, sample_weight=None) -> np.ndarray:
-    """Lower weighted ``quantile`` of ``values`` within each group ``0..groups.max()``."""
-    w = np.ones(values.size) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    n_groups = int(groups.max()) + 1
-    order = np.lexsort((values, groups))
-    g, v, w = groups[order], values[order], w[order]
-    totals = np.bincount(g, weights=w, minlength=n_groups)
-    empty = totals <= 0
-    if empty.any():  # a group of zero total weight: fall back to equal weights inside it
-        w = np.where(empty[g], 1.0, w)
-        totals = np.bincount(g, weights=w, minlength=n_groups)
-    cum = np.cumsum(w)
-    ends = np.cumsum(np.bincount(g, minlength=n_groups))
-    starts = ends - np.bincount(g, minlength=n_groups)
-    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
-    tol = 1e-12 * max(float(cum[-1]), 1.0)
-    idx = np.searchsorted(cum, base + quantile * totals - tol, side="left")
-    idx = np.clip(idx, starts, np.maximum(ends - 1, starts))
-    out = np.full(n_groups, np.nan)
-    present = ends > starts
-    out[present] = v[idx[present]]
-    return out
+    return weighted_quantile_of(values, sample_weight, check_quantile(quantile))
 
 
 # ----------------------------------------------------------------------------- quantile tree
@@ -127,7 +104,7 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
         tree = _cart_tree(self).fit(X, y, sample_weight=sample_weight)
         leaves = tree.apply(X)
         values = tree.tree_.value[:, 0, 0].astype(np.float64).copy()
-        quantiles = _grouped_quantiles(leaves, y, tau, sample_weight)
+        quantiles = grouped_weighted_quantiles(leaves, y, tau, sample_weight)
         reached = ~np.isnan(quantiles)
         values[: quantiles.size][reached] = quantiles[reached]
         self.estimator_ = tree

@@ -8,15 +8,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_int, check_sample_weight
-
-
-def weighted_quantiles(values, weights, fractions):
-    """Inverted-CDF weighted quantiles: for each fraction, the smallest value whose cumulative
-    weight (over ``values`` sorted) reaches that fraction of the total."""
-    order = np.argsort(values, kind="stable")
-    cum = np.cumsum(weights[order])
-    at = np.searchsorted(cum, np.asarray(fractions, dtype=np.float64) * cum[-1], side="left")
-    return values[order][np.minimum(at, len(values) - 1)]
+from ..losses import weighted_quantiles
 
 
 def _is_binary_column(col: np.ndarray) -> bool:

@@ -10,9 +10,9 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_int, check_nonnegative, check_option, check_sample_weight, check_time_limit
-from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
+from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED, weighted_quantile
 from . import _search
-from .binarizer import Binarizer, weighted_quantiles
+from .binarizer import Binarizer
 
 LOSSES = {"squared": LOSS_SQUARED, "absolute": LOSS_ABSOLUTE}
 BOUNDS = {"none": _search.BOUND_NONE, "equivalent": _search.BOUND_EQUIVALENT, "kmeans": _search.BOUND_KMEANS}
@@ -37,7 +37,7 @@ def _leaf_value(values, weights, loss_kind):
     """A leaf's prediction: the weighted mean (squared loss) or weighted lower median (absolute)."""
     if loss_kind == LOSS_SQUARED:
         return float(np.sum(weights * values) / np.sum(weights))
-    return float(weighted_quantiles(values, weights, [0.5])[0])  # the lower weighted median
+    return weighted_quantile(values, weights, 0.5)  # the lower weighted median
 
 
 def _node_loss(values, weights, loss_kind, norm):
