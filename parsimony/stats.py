@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _st
 
-from ._validation import check_quantile
+from ._validation import check_int, check_quantile
 
 
 def _check_long(data, *columns) -> None:
@@ -70,29 +70,51 @@ def friedman(data: pd.DataFrame, block="dataset", group="method", value="value",
     three metrics x two quantiles).
     """
     table = _wide(data, block, group, value)
-    res = _st.friedmanchisquare(*(table[c].to_numpy() for c in table.columns))
-    corrected = _alpha(alpha) / int(n_tests)
+    corrected = _alpha(alpha) / check_int(n_tests, "n_tests", minimum=1)
+    values = table.to_numpy()
+    if np.all(values == values[:, :1]):
+        statistic, p = 0.0, 1.0  # every block ties all groups: no evidence of any difference
+    else:
+        res = _st.friedmanchisquare(*values.T)
+        statistic, p = res.statistic, res.pvalue
     return pd.DataFrame([{"test": "friedman", "n_blocks": table.shape[0], "n_groups": table.shape[1],
-                          "statistic": float(res.statistic), "p_value": float(res.pvalue),
-                          "alpha": corrected, "significant": bool(res.pvalue < corrected)}])
+                          "statistic": float(statistic), "p_value": float(p),
+                          "alpha": corrected, "significant": bool(p < corrected)}])
+
+
+def _check_pairs(pairs, groups, group) -> list[tuple]:
+    """Validate ``pairs`` as a list of (a, b) tuples of two distinct groups present in the data."""
+    if isinstance(pairs, (str, bytes)):
+        raise TypeError(f"pairs must be a list of ({group}_a, {group}_b) tuples, got the string {pairs!r}")
+    out = []
+    for pair in pairs:
+        if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+            raise ValueError(f"each pair must be a tuple of two {group}s, got {pair!r}")
+        a, b = pair
+        if a not in groups or b not in groups:
+            raise ValueError(f"pair ({a!r}, {b!r}) names a {group} not in the data ({groups})")
+        if a == b:
+            raise ValueError(f"pair ({a!r}, {b!r}) compares a {group} with itself")
+        out.append((a, b))
+    if not out:
+        raise ValueError("pairs is empty: name at least one pair or pass None for all pairs")
+    return out
 
 
 def _pairwise(data, block, group, value, alpha, n_comparisons, pairs, test_name, run):
     table = _wide(data, block, group, value)
     groups = list(table.columns)
-    if pairs is None:
-        pairs = list(itertools.combinations(groups, 2))
-    for a, b in pairs:
-        if a not in groups or b not in groups:
-            raise ValueError(f"pair ({a!r}, {b!r}) names a {group} not in the data ({groups})")
-    m = len(pairs) if n_comparisons is None else int(n_comparisons)
-    if m < 1:
-        raise ValueError("n_comparisons must be >= 1")
+    pairs = list(itertools.combinations(groups, 2)) if pairs is None else _check_pairs(pairs, groups, group)
+    m = len(pairs) if n_comparisons is None else check_int(n_comparisons, "n_comparisons", minimum=1)
     corrected = _alpha(alpha) / m
     rows = []
     for a, b in pairs:
         x, y = table[a].to_numpy(), table[b].to_numpy()
-        statistic, p = run(x, y)
+        if np.array_equal(x, y):
+            statistic, p = 0.0, 1.0  # identical in every block: no evidence of a difference
+        else:
+            scale = max(np.abs(x).max(), np.abs(y).max())  # both tests are scale-free; avoid overflow
+            statistic, p = run(x / scale, y / scale)
         rows.append({"test": test_name, "group_a": a, "group_b": b, "n_blocks": len(x),
                      "mean_a": float(x.mean()), "mean_b": float(y.mean()),
                      "median_difference": float(np.median(x - y)), "statistic": float(statistic),
@@ -137,8 +159,7 @@ def nemenyi_critical_difference(n_groups: int, n_blocks: int, alpha=0.05) -> flo
     ``q_alpha`` is the studentized range quantile for ``k`` groups (infinite degrees of freedom)
     divided by sqrt(2), as in Demšar (2006).
     """
-    k, n = int(n_groups), int(n_blocks)
-    if k < 2 or n < 1:
-        raise ValueError(f"need at least 2 groups and 1 block, got {k} and {n}")
+    k = check_int(n_groups, "n_groups", minimum=2)
+    n = check_int(n_blocks, "n_blocks", minimum=1)
     q = _st.studentized_range.ppf(1.0 - _alpha(alpha), k, np.inf) / np.sqrt(2.0)
     return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))

@@ -81,3 +81,46 @@ def test_shapiro_leaves_out_missing_values(scores):
     df.loc[first, "value"] = np.inf
     with pytest.raises(ValueError, match="infinite"):
         stats.shapiro_wilk(df)
+
+
+def test_all_ties_give_no_difference_instead_of_nan():
+    tied = _long(np.tile(np.arange(6.0)[:, None], (1, 3)))
+    fr = stats.friedman(tied).iloc[0]
+    assert (fr.statistic, fr.p_value, fr.significant) == (0.0, 1.0, False)
+    for test in (stats.paired_t, stats.wilcoxon_pairwise):
+        res = test(tied)
+        assert np.isfinite(res[["statistic", "p_value"]].to_numpy()).all()
+        assert (res.p_value == 1.0).all() and not res.significant.any()
+
+
+def test_paired_t_is_scale_free(scores):
+    small = stats.paired_t(_long(scores))
+    huge = stats.paired_t(_long(scores * 1e300))
+    np.testing.assert_allclose(huge.p_value, small.p_value, rtol=1e-9)
+    np.testing.assert_allclose(huge.statistic, small.statistic, rtol=1e-9)
+    assert huge.significant.any()
+
+
+@pytest.mark.parametrize("n_tests, error", [(-1, ValueError), (0, ValueError), (0.5, TypeError), ("x", TypeError)])
+def test_friedman_rejects_bad_n_tests(scores, n_tests, error):
+    with pytest.raises(error, match="n_tests"):
+        stats.friedman(_long(scores), n_tests=n_tests)
+
+
+def test_pairwise_rejects_bad_comparisons_and_pairs(scores):
+    df = _long(scores)
+    with pytest.raises(TypeError, match="n_comparisons"):
+        stats.wilcoxon_pairwise(df, n_comparisons=2.7)
+    with pytest.raises(ValueError, match="tuple of two"):
+        stats.paired_t(df, pairs=["AB"])
+    with pytest.raises(TypeError, match="pairs"):
+        stats.paired_t(df, pairs="AB")
+    with pytest.raises(ValueError, match="itself"):
+        stats.paired_t(df, pairs=[("A", "A")])
+
+
+@pytest.mark.parametrize("args, error", [((2.7, 10), TypeError), (("3", 10), TypeError), ((float("nan"), 10), TypeError),
+                                         ((None, 10), TypeError), ((3, None), TypeError), ((1, 10), ValueError)])
+def test_nemenyi_rejects_non_integer_counts(args, error):
+    with pytest.raises(error, match="n_groups|n_blocks"):
+        stats.nemenyi_critical_difference(*args)
