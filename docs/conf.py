@@ -6,10 +6,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if (ROOT / "parsimony").is_dir():
+    sys.path.insert(0, str(ROOT))  # document the checkout, not an installed copy
 # autosummary writes the API pages to docs/generated/ (not in git): start afresh, so that a page
 # of a renamed or removed object cannot linger
 shutil.rmtree(Path(__file__).resolve().parent / "generated", ignore_errors=True)
-sys.path.insert(0, str(ROOT))  # document the checkout, not an installed copy
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 from parsimony import __version__  # noqa: E402
