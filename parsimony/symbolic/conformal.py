@@ -28,8 +28,9 @@ def conformal_margin(lower, upper, y, alpha, sample_weight=None) -> float:
     """Split-conformal widening of the band ``[lower, upper]`` from calibration points ``y``.
 
     With ``sample_weight`` each point counts as that many points (integer weights act as
-    repeated rows). Returns ``inf`` when the calibration set is too small for the level
-    (``n < 1/alpha - 1``, ``n`` the total weight).
+    repeated rows, as scikit-learn reads weights), so weights normalised to sum to one count as a
+    single point. Raises ``ValueError`` naming the points needed when the calibration set is too
+    small for the level (total weight ``n < 1/alpha - 1``: the margin would be infinite).
     """
     alpha = check_quantile(alpha, "alpha")
     lower = check_array_1d(lower, "lower")
@@ -42,7 +43,24 @@ def conformal_margin(lower, upper, y, alpha, sample_weight=None) -> float:
     reached = np.cumsum(w[order])
     needed = (reached[-1] + 1) * (1.0 - alpha)  # (n + 1)(1 - alpha), n the total weight
     k = int(np.searchsorted(reached, needed - 1e-9 * needed))  # first point reaching it (rounding aside)
-    return float(scores[order[k]]) if k < len(scores) else math.inf
+    if k >= len(scores):
+        raise ValueError(_too_few_message(reached[-1], len(scores), sample_weight is not None, alpha))
+    return float(scores[order[k]])
+
+
+def _too_few_message(total, n, weighted, alpha) -> str:
+    need = min_calibration_points(alpha)
+    got = f"a total weight of {total:.6g} over {n} points" if weighted else f"{n} points"
+    hint = (" sample_weight counts points (a weight of 2 is a repeated row), so weights normalised to sum"
+            " to 1 count as one point; pass counts or weights with mean 1." if weighted else "")
+    return (f"conformal calibration at alpha={alpha:g} needs at least {need} calibration points, got {got}: "
+            f"use more rows or a larger alpha.{hint}")
+
+
+def min_calibration_points(alpha) -> int:
+    """Smallest calibration size (total weight) giving a finite margin at miscoverage ``alpha``."""
+    alpha = check_quantile(alpha, "alpha")
+    return math.ceil((1.0 - alpha) / alpha - 1e-9)
 
 
 class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
@@ -95,12 +113,27 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
             est = SymbolicQuantileRegressor(progress=False, random_state=seed)
         else:
             est = clone(self.estimator)
-        est.set_params(quantile=[alpha / 2, 1 - alpha / 2])
+        total = n_cal if sample_weight is None else sample_weight[cal].sum()
+        if total < (1.0 - alpha) / alpha * (1 - 1e-9):  # the margin would be infinite
+            message = _too_few_message(total, n_cal, sample_weight is not None, alpha)
+            raise ValueError(f"{message} (calibration_size={self.calibration_size} holds out {n_cal} of {n} rows)")
+        levels = [alpha / 2, 1 - alpha / 2]
         w = None if sample_weight is None else sample_weight[train]
-        est.fit(X[train], y[train], **({} if w is None else {"sample_weight": w}))
+        two_levels = (f"estimator {type(est).__name__} must take two quantile levels at once in its `quantile` "
+                      f"parameter (set here to {levels}) and predict two columns (lower, upper), as "
+                      f"SymbolicQuantileRegressor does")
+        if "quantile" not in est.get_params():
+            raise TypeError(f"{two_levels}; it has no `quantile` parameter")
+        try:
+            est.set_params(quantile=levels)
+            est.fit(X[train], y[train], **({} if w is None else {"sample_weight": w}))
+        except (TypeError, ValueError) as err:
+            if "quantile" not in str(err):
+                raise
+            raise TypeError(f"{two_levels}; it rejected them: {err}") from err
         band = np.asarray(est.predict(X[cal]))
         if band.ndim != 2 or band.shape[1] != 2:
-            raise ValueError("the estimator must predict two columns (lower, upper) for two quantile levels")
+            raise ValueError(f"{two_levels}; its predict returned shape {band.shape}")
         self.estimator_ = est
         self.margin_ = conformal_margin(*_ordered(band), y[cal], alpha,  # the band as predict_interval uses it
                                         None if sample_weight is None else sample_weight[cal])

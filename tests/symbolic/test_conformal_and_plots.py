@@ -23,7 +23,9 @@ def test_margin_is_the_smallest_that_covers_enough_calibration_points():
     candidates = np.sort(scores)
     brute = next(m for m in candidates if np.sum((y >= lower - m) & (y <= upper + m)) >= need)
     assert margin == pytest.approx(brute)
-    assert conformal_margin(lower[:5], upper[:5], y[:5], 0.05) == math.inf  # too few points
+    with pytest.raises(ValueError, match="needs at least 19 calibration points, got 5"):  # margin would be inf
+        conformal_margin(lower[:5], upper[:5], y[:5], 0.05)
+    assert np.isfinite(conformal_margin(lower[:19], upper[:19], y[:19], 0.05))  # 19 is enough
 
 
 def test_weighted_margin_counts_integer_weights_as_repeated_points():
@@ -43,6 +45,47 @@ def test_conformal_interval_checks_sample_weight():
     X = np.random.default_rng(0).random((30, 2))
     with pytest.raises(ValueError, match="sample_weight has 5 entries"):
         ConformalQuantileInterval().fit(X, X[:, 0], sample_weight=np.ones(5))
+
+
+class _Band(RegressorMixin, BaseEstimator):
+    """Two fixed-offset quantile columns around a linear fit: fast enough for input checks."""
+
+    def __init__(self, quantile=0.5):
+        self.quantile = quantile
+
+    def fit(self, X, y, sample_weight=None):
+        self.coef_ = np.linalg.lstsq(np.c_[X, np.ones(len(X))], y, rcond=None)[0]
+        return self
+
+    def predict(self, X):
+        mid = np.c_[X, np.ones(len(X))] @ self.coef_
+        return np.column_stack([mid - 1.0, mid + 1.0])
+
+
+@pytest.mark.parametrize("n, alpha, need", [(20, 0.01, 99), (8, 0.1, 9)])
+def test_impossible_calibration_raises_naming_the_points_needed(n, alpha, need):
+    X = np.random.default_rng(0).random((n, 2))
+    with pytest.raises(ValueError, match=f"needs at least {need} calibration points"):
+        ConformalQuantileInterval(_Band(), alpha=alpha, random_state=0).fit(X, X[:, 0])
+
+
+def test_normalised_weights_are_not_silently_read_as_one_point():
+    X = np.random.default_rng(0).random((400, 2))
+    y = X[:, 0]
+    with pytest.raises(ValueError, match="normalised to sum to 1"):
+        ConformalQuantileInterval(_Band(), alpha=0.1, random_state=0).fit(X, y, sample_weight=np.ones(400) / 400)
+    model = ConformalQuantileInterval(_Band(), alpha=0.1, random_state=0).fit(X, y, sample_weight=np.ones(400))
+    assert np.isfinite(model.predict(X)).all()
+
+
+def test_single_level_estimator_gets_a_clear_message():
+    from sklearn.linear_model import LinearRegression, QuantileRegressor
+
+    X = np.random.default_rng(0).random((60, 2))
+    with pytest.raises(TypeError, match="QuantileRegressor must take two quantile levels"):
+        ConformalQuantileInterval(QuantileRegressor()).fit(X, X[:, 0])
+    with pytest.raises(TypeError, match="no `quantile` parameter"):
+        ConformalQuantileInterval(LinearRegression()).fit(X, X[:, 0])
 
 
 def test_conformal_interval_covers():
