@@ -180,23 +180,39 @@ def expression_complexity(expr, weights=None) -> int:
 def complexity(model) -> int:
     """Model complexity with the SQR paper's conventions (Appendix B).
 
-    - objects with a ``complexity_`` attribute (the package's fitted estimators) report it;
+    - the package's fitted estimators report their ``complexity_`` (set by ``fit``);
     - symbolic expressions (sympy or string): token weights of :data:`TOKEN_COMPLEXITY`;
-    - linear models (``coef_``): nonzero coefficients plus one for a nonzero intercept;
-    - decision trees (``tree_``): number of nodes; tree ensembles: nodes summed over members;
-    - ForestPrune: nodes of the kept layers; ordered bagging: complexity summed over kept members;
-    - neural networks (``coefs_``): nonzero weights and biases.
+    - other fitted models: linear (``coef_``) nonzero coefficients plus one for a nonzero
+      intercept; neural networks (``coefs_``) nonzero weights and biases; decision trees
+      (``tree_``) nodes; tree ensembles (``estimators_``) the sum over members; LightGBM
+      every split and leaf; a pipeline, search or target transformer its final model.
+
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        For an estimator that is not fitted yet.
+    TypeError
+        For an object none of these conventions measures.
     """
-    if hasattr(model, "complexity_"):
-        value = model.complexity_
-        return int(value() if callable(value) else value)
     if isinstance(model, str) or type(model).__module__.startswith("sympy"):
         return expression_complexity(model)
-    if hasattr(model, "n_nodes_"):  # ForestPrune: nodes of the kept depth layers
-        return int(model.n_nodes_)
-    if hasattr(model, "order_") and hasattr(model, "n_kept_"):  # ordered bagging: the kept members
-        kept = np.asarray(model.order_)[: model.n_kept_]
-        return int(sum(complexity(model.estimators_[i]) for i in kept))
+    if hasattr(model, "complexity_"):
+        if model.complexity_ is None:
+            raise TypeError(f"complexity() cannot measure this {type(model).__name__}: its complexity_ is None")
+        return int(model.complexity_)
+    if isinstance(model, numbers.Number):
+        return 1
+    if callable(getattr(model, "fit", None)):
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(model, msg=f"complexity() needs a fitted model: this {type(model).__name__} is not fitted "
+                                   "yet; call fit first")
+    if hasattr(model, "best_estimator_"):
+        return complexity(model.best_estimator_)
+    if hasattr(model, "steps"):
+        return complexity(model.steps[-1][1])
+    if hasattr(model, "regressor_"):  # TransformedTargetRegressor
+        return complexity(model.regressor_)
     if hasattr(model, "coefs_"):  # neural network: nonzero weights and biases
         return int(sum(np.count_nonzero(a) for a in (*model.coefs_, *model.intercepts_)))
     if hasattr(model, "coef_"):
@@ -211,6 +227,4 @@ def complexity(model) -> int:
     if hasattr(model, "booster_"):  # LightGBM: every split and leaf node of every tree
         dump = model.booster_.dump_model()
         return int(sum(2 * t["num_leaves"] - 1 for t in dump["tree_info"]))
-    if isinstance(model, numbers.Number):
-        return 1
     raise TypeError(f"complexity() does not know how to measure a {type(model).__name__}")

@@ -342,6 +342,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     coef_ : ndarray, tree weights beta (1 for kept trees without polishing, 0 for removed trees).
     objective_ : float, problem (1) (problem (5) when ``joint``) at the pruning solution.
     n_trees_, n_nodes_ : size of the pruned model.
+    complexity_ : int, ``n_nodes_`` (the model protocol's parsimony: nodes of the kept layers).
     n_sweeps_, n_swaps_, history_ : CBCD sweeps, local-search swaps, objective after each sweep
         of the first CBCD run (at most 200 recorded).
     status_ : "converged", "max_sweeps" (a CBCD run hit its sweep cap) or "time_limit".
@@ -454,6 +455,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         kept = np.flatnonzero(layers > 0)
         self.n_trees_ = int(kept.size)
         self.n_nodes_ = int(sum(problem.ncum[i, layers[i]] for i in kept))
+        self.complexity_ = self.n_nodes_  # the model protocol: nodes of the kept depth layers
         self._node_predictions = {
             int(i): truncated_node_values(self._tables, int(i), int(layers[i])) for i in kept
         }
@@ -590,6 +592,8 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             names = getattr(self, "feature_names_in_", None)
         if names is None:
             names = [f"x{j}" for j in range(self.n_features_in_)]
+        if len(names) != self.n_features_in_:
+            raise ValueError(f"feature_names must name the {self.n_features_in_} input features, got {len(names)}")
         t = self._tables
         rows = []
         for i in self._node_predictions:

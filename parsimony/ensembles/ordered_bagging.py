@@ -22,6 +22,7 @@ from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validat
 from parsimony._validation import check_array_1d, check_int, check_same_length, check_sample_weight
 from parsimony.ensembles._networks import train_networks
 from parsimony.ensembles._ordering import error_covariance, greedy_order, subset_sums
+from parsimony.metrics import complexity
 
 __all__ = ["BaggedNetworks", "OrderedBaggingRegressor", "make_network"]
 
@@ -92,6 +93,8 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
     estimators_ : list of fitted networks (each with ``predict``), in bootstrap order.
     n_iter_ : int
         Epochs run (``max_iter``).
+    complexity_ : int
+        Nonzero weights and biases over all networks (the neural-network convention).
     """
 
     _ordered_bagging_pool = True  # OrderedBaggingRegressor takes its members instead of bagging it
@@ -133,6 +136,7 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
         self.estimators_ = [
             _Network(w1[i], b1[i], w2[i], b2[i], x_mean, x_scale, y_mean, y_scale) for i in range(m)
         ]
+        self.complexity_ = int(sum(net.complexity_ for net in self.estimators_))
         return self
 
     def predict(self, X):
@@ -148,6 +152,8 @@ class _Network:
     def __init__(self, w1, b1, w2, b2, x_mean, x_scale, y_mean, y_scale):
         self.w1, self.b1, self.w2, self.b2 = w1, b1, w2, b2
         self.x_mean, self.x_scale, self.y_mean, self.y_scale = x_mean, x_scale, y_mean, y_scale
+        # the neural-network convention of metrics.complexity: nonzero weights and biases
+        self.complexity_ = int(sum(np.count_nonzero(a) for a in (w1, b1, w2, b2)))
 
     def predict(self, X):
         z = ((np.asarray(X, dtype=np.float64) - self.x_mean) / self.x_scale) @ self.w1 + self.b1
@@ -196,6 +202,9 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         Size of the pruned ensemble: it predicts with ``estimators_[order_[:n_kept_]]``.
     train_errors_ : ndarray
         Training mean squared error of the first ``u`` ordered members, ``u = 1..M`` (Eq. 6).
+    complexity_ : int
+        Complexity of the kept members summed (:func:`parsimony.metrics.complexity` of each);
+        None when a kept member is of a kind that function cannot measure.
     n_features_in_, feature_names_in_ :
         As in scikit-learn.
     """
@@ -239,6 +248,10 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         self.n_kept_ = _resolve_keep(self.keep, len(members))
         predictions = self._member_predictions(X)
         self.order_, self.train_errors_ = greedy_order(error_covariance(predictions, y, w))
+        try:
+            self.complexity_ = int(sum(complexity(members[i]) for i in self.order_[:self.n_kept_]))
+        except TypeError:  # members of a kind metrics.complexity cannot measure (say, nearest neighbours)
+            self.complexity_ = None
         return self
 
     def _bag(self, X, y, w, rng):

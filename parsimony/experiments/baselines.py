@@ -17,6 +17,7 @@ estimator's own parameter values.
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -30,7 +31,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from .._validation import check_int, check_option, check_quantile, check_time_limit
 from ..losses import grouped_weighted_quantiles
 from ..losses import weighted_quantile as weighted_quantile_of
-from ..metrics import QuantileScoreMixin, pinball_loss
+from ..metrics import QuantileScoreMixin, complexity, pinball_loss
 from ._optional import available, require
 
 # ----------------------------------------------------------------------------- weighted quantile
@@ -72,7 +73,9 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
     estimator_ : DecisionTreeRegressor
         The grown tree (its leaf means are not used).
     tree_ : sklearn Tree
-        ``estimator_.tree_`` (so :func:`parsimony.metrics.complexity` counts its nodes).
+        ``estimator_.tree_``.
+    complexity_ : int
+        Number of nodes of the tree.
     node_values_ : ndarray of shape (node_count,)
         Prediction of every node: the tau-quantile of the training targets reaching it (leaves).
     n_features_in_, feature_names_in_ :
@@ -110,13 +113,62 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
         self.estimator_ = tree
         self.tree_ = tree.tree_
         self.node_values_ = values
+        self.complexity_ = int(tree.tree_.node_count)
         return self
+
+    def export_text(self, feature_names=None, decimals=6) -> str:
+        """The tree as indented text: splits ``name <= threshold`` and leaf values (``decimals`` significant digits)."""
+        check_is_fitted(self)
+        names = _feature_names(self, feature_names)
+        tree, lines = self.tree_, []
+
+        def walk(node, depth):
+            pad = "|   " * depth
+            if tree.children_left[node] == -1:
+                lines.append(f"{pad}value: {self.node_values_[node]:.{decimals}g}")
+                return
+            name, thr = names[tree.feature[node]], tree.threshold[node]
+            lines.append(f"{pad}{name} <= {thr:.{decimals}g}")
+            walk(tree.children_left[node], depth + 1)
+            lines.append(f"{pad}{name} >  {thr:.{decimals}g}")
+            walk(tree.children_right[node], depth + 1)
+
+        walk(0, 0)
+        return "\n".join(lines)
 
     def predict(self, X):
         """Leaf tau-quantile for every row of ``X``."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.node_values_[self.estimator_.apply(X)]
+
+
+def _feature_names(model, feature_names) -> list:
+    """``feature_names`` (checked against ``n_features_in_``), or the names seen in ``fit``, or ``x0, x1, ...``."""
+    if feature_names is None:
+        seen = getattr(model, "feature_names_in_", None)
+        return [str(n) for n in seen] if seen is not None else [f"x{j}" for j in range(model.n_features_in_)]
+    names = [str(n) for n in feature_names]
+    if len(names) != model.n_features_in_:
+        raise ValueError(f"feature_names must name the {model.n_features_in_} input features, got {len(names)}")
+    return names
+
+
+def _final_step(model):
+    """The last step of a pipeline (the model itself otherwise)."""
+    return model.steps[-1][1] if hasattr(model, "steps") else model
+
+
+def _linear_text(pipeline, names, decimals) -> str:
+    """``y = b + a1*x1 + ...`` of a (scaler, linear model) pipeline, in the original feature units."""
+    scaler, linear = pipeline.steps[0][1], pipeline.steps[-1][1]
+    coef = np.asarray(linear.coef_, dtype=float)
+    mean = getattr(scaler, "mean_", np.zeros_like(coef))
+    scale = getattr(scaler, "scale_", np.ones_like(coef))
+    slopes = coef / scale
+    intercept = float(linear.intercept_) - float(np.sum(slopes * mean))
+    terms = [f"{intercept:.{decimals}g}"] + [f"{s:+.{decimals}g}*{n}" for s, n in zip(slopes, names) if s != 0]
+    return "y = " + " ".join(terms)
 
 
 def _cart_tree(qdt: QuantileDecisionTreeRegressor):
@@ -231,6 +283,8 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         Seconds spent on the search and on the final fit.
     status_ : str
         ``"complete"`` (all trials ran) or ``"time_limit"``.
+    complexity_ : int
+        :func:`parsimony.metrics.complexity` of the refitted model (of a pipeline's last step).
     """
 
     def __init__(self, estimator=None, param_space=None, quantile=0.5, cv=5, n_trials=20, time_limit=None,
@@ -322,7 +376,25 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         start = time.perf_counter()
         self.best_estimator_ = clone(base).set_params(**self.best_params_).fit(X, y)
         self.refit_time_ = time.perf_counter() - start
+        self.complexity_ = complexity(_final_step(self.best_estimator_))
         return self
+
+    def export_text(self, feature_names=None, decimals=6) -> str:
+        """``tuned {best_params_}`` and the refitted model: its own ``export_text``, a linear
+        formula, or a LightGBM summary (``decimals`` significant digits)."""
+        check_is_fitted(self)
+        names = _feature_names(self, feature_names)
+        model = self.best_estimator_
+        if callable(getattr(model, "export_text", None)):
+            text = model.export_text(feature_names=names, decimals=decimals)
+        elif hasattr(_final_step(model), "coef_") and hasattr(model, "steps"):
+            text = _linear_text(model, names, decimals)
+        elif hasattr(model, "booster_"):
+            trees = model.booster_.dump_model()["tree_info"]
+            text = f"LightGBM: {len(trees)} trees, {sum(t['num_leaves'] for t in trees)} leaves"
+        else:
+            text = repr(model)
+        return f"tuned {json.dumps(self.best_params_, default=str)}\n{text}"
 
     def predict(self, X):
         """Predict with the refitted best estimator."""

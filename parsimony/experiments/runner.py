@@ -64,75 +64,16 @@ def fold_indices(n_samples: int, folds: int, fold: int, seed: int) -> tuple[np.n
 
 
 def model_complexity(model) -> float:
-    """Complexity with the paper's conventions (:func:`parsimony.metrics.complexity`), unwrapping
-    tuned models and pipelines."""
-    while True:
-        if hasattr(model, "best_estimator_"):
-            model = model.best_estimator_
-        elif hasattr(model, "steps"):
-            model = model.steps[-1][1]
-        else:
-            return float(complexity(model))
-
-
-def _linear_text(pipeline, names) -> str:
-    scaler, linear = pipeline.steps[0][1], pipeline.steps[-1][1]
-    coef = np.asarray(linear.coef_, dtype=float)
-    mean = getattr(scaler, "mean_", np.zeros_like(coef))
-    scale = getattr(scaler, "scale_", np.ones_like(coef))
-    slopes = coef / scale
-    intercept = float(linear.intercept_) - float(np.sum(slopes * mean))
-    terms = [f"{intercept:.6g}"] + [f"{s:+.6g}*{n}" for s, n in zip(slopes, names) if s != 0]
-    return "y = " + " ".join(terms)
-
-
-def _tree_text(qdt, names) -> str:
-    tree = qdt.tree_
-    lines = []
-
-    def walk(node, depth):
-        pad = "|   " * depth
-        if tree.children_left[node] == -1:
-            lines.append(f"{pad}value: {qdt.node_values_[node]:.6g}")
-            return
-        name, thr = names[tree.feature[node]], tree.threshold[node]
-        lines.append(f"{pad}{name} <= {thr:.6g}")
-        walk(tree.children_left[node], depth + 1)
-        lines.append(f"{pad}{name} >  {thr:.6g}")
-        walk(tree.children_right[node], depth + 1)
-
-    walk(0, 0)
-    return "\n".join(lines)
+    """The fitted model's ``complexity_`` (:func:`parsimony.metrics.complexity`), as a float."""
+    return float(complexity(model))
 
 
 def model_text(model, feature_names) -> str:
-    """A readable description of a fitted model (expression, formula, tree or summary)."""
-    from .baselines import QuantileDecisionTreeRegressor
-
-    prefix = ""
-    if hasattr(model, "best_estimator_"):
-        prefix = f"tuned {json.dumps(model.best_params_, default=str)}\n"
-        model = model.best_estimator_
+    """A readable description of a fitted model: its ``export_text`` (expression, formula, tree or
+    summary), else its ``repr``; long texts are truncated."""
     names = list(feature_names)
-    equations = getattr(model, "equations_", None)
-    if isinstance(equations, pd.DataFrame) and "equation" in equations and hasattr(model, "best_index_"):
-        text = str(equations["equation"].iloc[int(model.best_index_)])
-    else:
-        if callable(getattr(model, "export_text", None)):
-            try:
-                text = model.export_text(feature_names=names)
-            except TypeError:
-                text = model.export_text()
-        elif hasattr(model, "steps") and hasattr(model.steps[-1][1], "coef_"):
-            text = _linear_text(model, names)
-        elif isinstance(model, QuantileDecisionTreeRegressor):
-            text = _tree_text(model, names)
-        elif hasattr(model, "booster_"):
-            dump = model.booster_.dump_model()
-            text = f"LightGBM: {len(dump['tree_info'])} trees, {sum(t['num_leaves'] for t in dump['tree_info'])} leaves"
-        else:
-            text = repr(model)
-    text = prefix + str(text)
+    text = model.export_text(feature_names=names) if callable(getattr(model, "export_text", None)) else repr(model)
+    text = str(text)
     return text if len(text) <= MAX_MODEL_TEXT else text[:MAX_MODEL_TEXT] + "\n[truncated]"
 
 

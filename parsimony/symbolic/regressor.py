@@ -410,6 +410,25 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         exprs = [f["sympy"].iloc[i] for f, i in zip(frames, self._indices(index))]
         return exprs if isinstance(self.equations_, list) else exprs[0]
 
+    def export_text(self, feature_names=None, decimals=5) -> str:
+        """The selected expression as text (one line ``tau=...: expression`` per level for several).
+
+        ``feature_names`` renames the features (default: the names seen in ``fit``); constants
+        keep ``decimals`` significant digits (5, as in ``equations_["equation"]``).
+        """
+        check_is_fitted(self, "_fronts")
+        names = self.feature_names_ if feature_names is None else [str(n) for n in feature_names]
+        if len(names) != self.n_features_in_:
+            raise ValueError(f"feature_names must name the {self.n_features_in_} input features, got {len(names)}")
+        decimals = check_int(decimals, "decimals", minimum=1)
+        texts = []
+        for k, i in enumerate(self._indices(None)):
+            row = self._fronts[k][i]
+            texts.append(to_string(row["ops"], row["feats"], row["vals"], len(row["ops"]), names, precision=decimals))
+        if not isinstance(self.equations_, list):
+            return texts[0]
+        return "\n".join(f"tau={q:g}: {text}" for q, text in zip(self.quantiles_, texts))
+
     def latex(self, index=None, precision=3):
         """LaTeX of the selected expression(s), constants rounded to ``precision`` digits."""
         import sympy

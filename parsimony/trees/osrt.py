@@ -516,6 +516,8 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
     status_ : str
         "optimal", "time_limit" or "memory_limit".
     n_leaves_, depth_ : int
+    complexity_ : int
+        Number of nodes (splits and leaves), the SQR paper's tree complexity.
     search_stats_ : dict
         Subproblems stored, node expansions, bounds computed, table size, seconds.
     binarizer_ : Binarizer or None
@@ -574,25 +576,29 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
                     "pass binarizer='auto' or a Binarizer to binarise numeric features")
             self.binarizer_ = None
             self.binary_feature_names_ = np.asarray(names, dtype=object)
-            self._conditions = [(f"{n} = 1", f"{n} = 0") for n in names]
+            self._conditions = self._split_conditions(names)
             return X.astype(np.uint8)
         from sklearn.base import clone
 
         binarizer = Binarizer() if isinstance(self.binarizer, str) else clone(self.binarizer)
         binarizer.fit(X, sample_weight=sample_weight)
         self.binarizer_ = binarizer
-        conds = []
-        out_names = []
-        for j, thr in enumerate(binarizer.thresholds_):
-            if binarizer.binary_columns_[j]:
-                conds.append((f"{names[j]} = 1", f"{names[j]} = 0"))
-                out_names.append(names[j])
-            else:
-                conds.extend((f"{names[j]} <= {t:.6g}", f"{names[j]} > {t:.6g}") for t in thr)
-                out_names.extend(f"{names[j]} <= {t:.6g}" for t in thr)
-        self._conditions = conds
-        self.binary_feature_names_ = np.asarray(out_names, dtype=object)
+        self._conditions = self._split_conditions(names)
+        self.binary_feature_names_ = np.asarray([column for _, _, column in self._conditions], dtype=object)
         return binarizer.transform(X)
+
+    def _split_conditions(self, names):
+        """``(true, false, column name)`` of every binary column, with ``names`` for the input features."""
+        if self.binarizer_ is None:
+            return [(f"{n} = 1", f"{n} = 0", n) for n in names]
+        conds = []
+        for j, thr in enumerate(self.binarizer_.thresholds_):
+            if self.binarizer_.binary_columns_[j]:
+                conds.append((f"{names[j]} = 1", f"{names[j]} = 0", names[j]))
+            else:
+                conds.extend((f"{names[j]} <= {t:.6g}", f"{names[j]} > {t:.6g}", f"{names[j]} <= {t:.6g}")
+                             for t in thr)
+        return conds
 
     def _binarize(self, X):
         if self.binarizer_ is None:
@@ -632,6 +638,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self.tree_ = _tree_table(result.root, y, np.ones(len(y)) if w is None else w, loss_kind)
         leaves = self.tree_.feature < 0
         self.n_leaves_ = int(leaves.sum())
+        self.complexity_ = self.tree_.node_count  # the model protocol: nodes of the tree
         self.depth_ = int(self.tree_.depth.max())
         self.loss_ = float(self.tree_.loss[leaves].sum())
         self.objective_ = self.loss_ + lam * self.n_leaves_
@@ -655,13 +662,21 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         return self.tree_.apply(self._binarize(X))
 
     # -- export ------------------------------------------------------------------------------------
-    def node_condition(self, node: int, branch: bool) -> str:
+    def node_condition(self, node: int, branch: bool, conditions=None) -> str:
         """Readable condition of ``node``'s true (left) or false (right) branch."""
-        return self._conditions[self.tree_.feature[node]][0 if branch else 1]
+        return (conditions or self._conditions)[self.tree_.feature[node]][0 if branch else 1]
 
-    def export_text(self, decimals: int = 3) -> str:
-        """The tree as indented text, one condition or leaf per line."""
+    def export_text(self, feature_names=None, decimals: int = 3) -> str:
+        """The tree as indented text, one condition or leaf per line (leaf values to ``decimals``
+        places); ``feature_names`` renames the input features (default: the names seen in ``fit``)."""
         check_is_fitted(self, "tree_")
+        conditions = None
+        if feature_names is not None:
+            names = [str(n) for n in feature_names]
+            if len(names) != self.n_features_in_:
+                raise ValueError(f"feature_names must name the {self.n_features_in_} input features, "
+                                 f"got {len(names)}")
+            conditions = self._split_conditions(names)
         t = self.tree_
         lines = []
 
@@ -671,7 +686,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
                 lines.append(f"{pad}|--- value: {t.value[i]:.{decimals}f}  (n={t.n_node_samples[i]})")
                 return
             for branch, child in ((True, t.children_left[i]), (False, t.children_right[i])):
-                lines.append(f"{pad}|--- {self.node_condition(i, branch)}")
+                lines.append(f"{pad}|--- {self.node_condition(i, branch, conditions)}")
                 visit(child, indent + 1)
 
         visit(0, 0)
