@@ -203,8 +203,12 @@ def make_heteroskedastic(n_samples=1000, low=0.0, high=1.0, random_state=None):
     Its conditional ``tau``-quantile is :func:`heteroskedastic_quantile` ``= x + z_tau x^2.5``.
     """
     n = check_int(n_samples, "n_samples", minimum=1)
-    if not (0.0 <= low < high):
+    low, high = check_nonnegative(low, "low"), check_nonnegative(high, "high")
+    if not low < high:
         raise ValueError(f"need 0 <= low < high, got low={low!r}, high={high!r}")
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.float64(high) ** 2.5 * 10):  # the noise scale x^2.5 times a few sd
+            raise ValueError(f"high={high!r} is too large: x^2.5 overflows float64 (use high <= 1e120)")
     rng = np.random.default_rng(random_state)
     x = rng.uniform(low, high, n)
     y = x + x**2.5 * rng.standard_normal(n)
@@ -216,4 +220,6 @@ def heteroskedastic_quantile(x, quantile):
     from scipy.stats import norm
 
     x = np.asarray(x, dtype=np.float64)
+    if not np.all(np.isfinite(x)) or np.any(x < 0):
+        raise ValueError("x must be finite and >= 0: the model y = x + x^2.5 e is defined for x >= 0 only")
     return x + norm.ppf(check_quantile(quantile)) * x**2.5

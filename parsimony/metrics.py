@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_array_1d, check_quantile, check_quantiles, check_same_length, check_sample_weight
+from ._validation import check_array_1d, check_nonnegative, check_quantile, check_quantiles, check_same_length, check_sample_weight
 from .losses import Pinball
 
 #: Token weights of the SQR paper (Table 1 / Table 5). Operators the paper does not list get the
@@ -81,6 +81,9 @@ def interval_coverage(y_true, lower, upper) -> float:
     lower = check_array_1d(lower, "lower")
     upper = check_array_1d(upper, "upper")
     check_same_length(("y_true", y_true), ("lower", lower), ("upper", upper))
+    crossed = np.flatnonzero(lower > upper)
+    if crossed.size:
+        raise ValueError(f"lower > upper in {crossed.size} rows (first: row {crossed[0]}); pass the bounds in order")
     return float(np.mean((y_true >= lower) & (y_true <= upper)))
 
 
@@ -114,6 +117,17 @@ class QuantileScoreMixin:
 
 
 # ----------------------------------------------------------------------------------- complexity
+def _check_token_weights(weights) -> dict:
+    """``weights`` as a dict of known tokens to finite non-negative numbers."""
+    if not isinstance(weights, dict):
+        raise TypeError(f"weights must be a dict of token -> weight, got {type(weights).__name__}")
+    for token, value in weights.items():
+        if token not in TOKEN_COMPLEXITY:
+            raise ValueError(f"weights names an unknown token {token!r}; known tokens: {sorted(TOKEN_COMPLEXITY)}")
+        check_nonnegative(value, f"weights[{token!r}]")
+    return weights
+
+
 def expression_complexity(expr, weights=None) -> int:
     """Token-weighted complexity of a symbolic expression (sympy expression or string).
 
@@ -123,7 +137,7 @@ def expression_complexity(expr, weights=None) -> int:
     """
     import sympy
 
-    w = dict(TOKEN_COMPLEXITY if weights is None else {**TOKEN_COMPLEXITY, **weights})
+    w = dict(TOKEN_COMPLEXITY if weights is None else {**TOKEN_COMPLEXITY, **_check_token_weights(weights)})
     if isinstance(expr, str):
         expr = sympy.sympify(expr)
 
@@ -201,6 +215,8 @@ def complexity(model) -> int:
             raise TypeError(f"complexity() cannot measure this {type(model).__name__}: its complexity_ is None")
         return int(model.complexity_)
     if isinstance(model, numbers.Number):
+        if isinstance(model, numbers.Real) and not np.isfinite(float(model)):
+            raise ValueError(f"complexity() of a non-finite number ({model!r}) is undefined: the model is not a constant")
         return 1
     if callable(getattr(model, "fit", None)):
         from sklearn.utils.validation import check_is_fitted

@@ -66,3 +66,14 @@ def test_synthetic_generators():
     assert same[0].equals(same[1])
     with pytest.raises(ValueError, match="n_samples must be >= 1"):
         datasets.make_peak(0)
+
+
+def test_heteroskedastic_rejects_where_the_model_is_undefined():
+    with pytest.raises(ValueError, match=">= 0"):
+        heteroskedastic_quantile([1.0, -0.5], 0.9)
+    with pytest.raises(ValueError, match="high"):
+        datasets.make_heteroskedastic(10, high=np.inf)
+    with pytest.raises(ValueError, match="too large"):
+        datasets.make_heteroskedastic(10, high=1e200)
+    X, y = datasets.make_heteroskedastic(50, high=1e100, random_state=0)
+    assert np.isfinite(y).all()

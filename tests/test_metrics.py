@@ -84,6 +84,11 @@ def test_nql_divides_by_the_given_whole_dataset_range():
         (lambda: coverage(np.ones((3, 2)), np.ones((3, 2))), "one-dimensional"),
         (lambda: normalized_quantile_loss([1, 1], [1, 2], 0.5), "constant y_true"),
         (lambda: pinball_loss([1, 2], [1, 2], 0.5, sample_weight=[1, -1]), "non-negative"),
+        (lambda: interval_coverage([1, 2], [0, 3], [2, 2.5]), "lower > upper in 1 rows"),
+        (lambda: expression_complexity("x0 + x1", weights={"add": -1}), r"weights\['add'\]"),
+        (lambda: expression_complexity("x0 + x1", weights={"plus": 2}), "unknown token 'plus'"),
+        (lambda: complexity(float("nan")), "non-finite"),
+        (lambda: complexity(float("inf")), "non-finite"),
     ],
 )
 def test_bad_input(call, match):
