@@ -25,6 +25,8 @@ def check_quantiles(quantiles, name: str = "quantile") -> tuple[float, ...]:
     """Return one or several quantile levels as a tuple of floats in (0, 1)."""
     if isinstance(quantiles, numbers.Real) and not isinstance(quantiles, bool):
         return (check_quantile(quantiles, name),)
+    if isinstance(quantiles, (str, bytes)):
+        raise TypeError(f"{name} must be a number in (0, 1) or a sequence of them, got the string {quantiles!r}")
     try:
         values = list(quantiles)
     except TypeError:
@@ -130,3 +132,128 @@ def seed_from(random_state, name: str = "random_state") -> int:
     if isinstance(random_state, np.random.Generator):
         return int(random_state.integers(0, 2**62))
     raise ValueError(f"{name} must be None, an int or a numpy RandomState/Generator, got {random_state!r}")
+
+
+# ------------------------------------------------------------------------- parameter tables
+# An estimator declares ``_parameter_constraints = {name: [constraint, ...]}`` (scikit-learn's
+# pattern) and calls :func:`validate_params` once at the start of ``fit``. A value is valid when
+# one constraint of its list accepts it; ``None`` in a list accepts None.
+
+
+class Interval:
+    """Numbers of ``kind`` (``numbers.Integral`` or ``numbers.Real``) between ``left`` and ``right``
+    (``None``: unbounded); ``closed`` is "both", "left", "right" or "neither"."""
+
+    def __init__(self, kind, left=None, right=None, closed="both"):
+        self.kind, self.left, self.right, self.closed = kind, left, right, closed
+
+    def type_ok(self, value) -> bool:
+        return isinstance(value, self.kind) and not isinstance(value, (bool, np.bool_))
+
+    def accepts(self, value) -> bool:
+        if not self.type_ok(value) or not np.isfinite(float(value)):
+            return False
+        low_ok = self.left is None or (value >= self.left if self.closed in ("both", "left") else value > self.left)
+        high_ok = self.right is None or (value <= self.right if self.closed in ("both", "right") else value < self.right)
+        return bool(low_ok and high_ok)
+
+    def convert(self, value):
+        return int(value) if self.kind is numbers.Integral else float(value)
+
+    def describe(self) -> str:
+        what = "an integer" if self.kind is numbers.Integral else "a number"
+        if self.left is not None and self.right is not None:
+            brackets = {"both": "[]", "left": "[)", "right": "(]", "neither": "()"}[self.closed]
+            return f"{what} in {brackets[0]}{self.left}, {self.right}{brackets[1]}"
+        if self.left is not None:
+            return f"{what} {'>=' if self.closed in ('both', 'left') else '>'} {self.left}"
+        if self.right is not None:
+            return f"{what} {'<=' if self.closed in ('both', 'right') else '<'} {self.right}"
+        return what
+
+
+class Options:
+    """One of a fixed set of values (strings, usually)."""
+
+    def __init__(self, *values):
+        self.values = values
+
+    def type_ok(self, value) -> bool:
+        return any(type(value) is type(v) for v in self.values)
+
+    def accepts(self, value) -> bool:
+        try:
+            return any(value == v and type(value) is type(v) for v in self.values)
+        except (TypeError, ValueError):
+            return False
+
+    def convert(self, value):
+        return value
+
+    def describe(self) -> str:
+        return "one of " + ", ".join(repr(v) for v in self.values)
+
+
+class InstanceOf:
+    """An instance of ``types``, described as ``description``."""
+
+    def __init__(self, types, description: str):
+        self.types, self.description = types, description
+
+    def type_ok(self, value) -> bool:
+        return isinstance(value, self.types)
+
+    accepts = type_ok
+
+    def convert(self, value):
+        return value
+
+    def describe(self) -> str:
+        return self.description
+
+
+class Check:
+    """A validating function ``check(value, name) -> normalised value`` that raises its own
+    error naming the parameter (tried after the other constraints of the list)."""
+
+    def __init__(self, check, description: str):
+        self.check, self.description = check, description
+
+    def describe(self) -> str:
+        return self.description
+
+
+BOOLEAN = InstanceOf((bool, np.bool_), "True or False")
+RANDOM_STATE = InstanceOf((type(None), numbers.Integral, np.random.RandomState, np.random.Generator),
+                          "None, an int or a numpy RandomState/Generator")
+
+
+def validate_param(name: str, value, allowed: list):
+    """The normalised ``value`` of parameter ``name`` if one constraint of ``allowed`` accepts it.
+
+    Raises
+    ------
+    TypeError
+        When no constraint accepts a value of this type.
+    ValueError
+        When the type fits but the value does not; both messages say what is valid.
+    """
+    checks = [c for c in allowed if isinstance(c, Check)]
+    plain = [c for c in allowed if c is not None and not isinstance(c, Check)]
+    if value is None and None in allowed:
+        return None
+    for constraint in plain:
+        if constraint.accepts(value):
+            return constraint.convert(value)
+    if checks and not any(c.type_ok(value) for c in plain):
+        return checks[0].check(value, name)  # raises its own message when the value is bad
+    descriptions = ["None"] * (None in allowed) + [c.describe() for c in plain + checks]
+    message = f"{name} must be {' or '.join(descriptions)}, got {value!r}"
+    if any(c.type_ok(value) for c in plain):
+        raise ValueError(message)
+    raise TypeError(message)
+
+
+def validate_params(values: dict, constraints: dict) -> dict:
+    """Every parameter of ``constraints`` checked (see :func:`validate_param`); returns the normalised values."""
+    return {name: validate_param(name, values[name], allowed) for name, allowed in constraints.items()}

@@ -15,12 +15,12 @@ import re
 
 import numpy as np
 
-from .._validation import check_quantile, seed_from
+from .._validation import check_quantile, seed_from, validate_params
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import Pinball
-from ..metrics import TOKEN_COMPLEXITY
-from ._expressions import from_tokens
+from ._expressions import BINARY_OPERATORS, from_tokens
 from ._front import pareto_scores
+from ._parameters import SQR_PARAMETERS
 
 
 #: PySRRegressor settings of the SQR paper (Appendix D, Table 9) that SymbolicQuantileRegressor
@@ -102,20 +102,6 @@ PYSR_OPERATOR = {
     "square": "square", "cube": "cube", "sqrt": "sqrt", "exp": "exp", "log": "log",
     "sin": "sin", "cos": "cos", "abs": "abs", "neg": "neg",
 }
-_BINARY = ("add", "sub", "mul", "div", "pow")
-_ALIASES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "**": "pow"}
-
-
-def _canonical(op) -> str:
-    if not isinstance(op, str):
-        raise TypeError(f"operators must be strings, got {op!r}")
-    key = op.strip().lower()
-    key = _ALIASES.get(key, key)
-    if key not in PYSR_OPERATOR:
-        raise ValueError(f"unknown operator {op!r}; known operators: {', '.join(PYSR_OPERATOR)} (and + - * / ^)")
-    return key
-
-
 def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operators=None, niterations=None,
                 populations=None, population_size=None, parsimony=None, model_selection=None,
                 time_limit=None, random_state=None, n_jobs=None, progress=True, loss=None, batch_size=None,
@@ -133,55 +119,35 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
     asks PySR for ``"best"``; the estimator selects from the converted front itself.
     """
     check_quantile(quantile)
+    given = {"operators": PAPER_OPERATORS if operators is None else operators, "maxsize": maxsize,
+             "complexity_of_operators": complexity_of_operators or {}, "niterations": niterations,
+             "populations": populations, "population_size": population_size, "parsimony": parsimony,
+             "model_selection": model_selection, "time_limit": time_limit, "random_state": random_state,
+             "n_jobs": n_jobs, "progress": bool(progress), "loss": loss, "batch_size": batch_size,
+             "ncycles_per_iteration": ncycles_per_iteration,
+             "adaptive_parsimony_scaling": adaptive_parsimony_scaling}
+    given.update({key: SQR_TABLE9[key] for key, value in given.items() if value is None and key in SQR_TABLE9})
+    # the estimator's own table: the same rules and messages as SymbolicQuantileRegressor.fit
+    checked = validate_params({k: v for k, v in given.items() if v is not None},
+                              {k: SQR_PARAMETERS[k] for k, v in given.items() if v is not None})
+    names, weights = checked["operators"], checked["complexity_of_operators"]
     kwargs = dict(PYSR_TABLE9)
-    ops = PAPER_OPERATORS if operators is None else ([operators] if isinstance(operators, str) else list(operators))
-    names = []
-    for op in ops:
-        key = _canonical(op)
-        if key not in names:
-            names.append(key)
-    binary = [PYSR_OPERATOR[n] for n in names if n in _BINARY]
-    unary = [PYSR_OPERATOR[n] for n in names if n not in _BINARY]
-    if not binary:
-        raise ValueError("operators must contain at least one binary operator (add, sub, mul, div, pow)")
-    weights = dict(TOKEN_COMPLEXITY)
-    for key, value in dict(complexity_of_operators or {}).items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
-            raise ValueError(f"complexity_of_operators[{key!r}] must be a positive number, got {value!r}")
-        key = "feature" if key in ("feature", "variable") else ("constant" if key == "constant" else _canonical(key))
-        weights[key] = value
-    kwargs["binary_operators"] = binary
-    kwargs["unary_operators"] = unary
+    kwargs["binary_operators"] = [PYSR_OPERATOR[n] for n in names if n in BINARY_OPERATORS]
+    kwargs["unary_operators"] = [PYSR_OPERATOR[n] for n in names if n not in BINARY_OPERATORS]
     kwargs["complexity_of_operators"] = {PYSR_OPERATOR[n]: weights[n] for n in names}
     kwargs["complexity_of_variables"] = weights["feature"]
     kwargs["complexity_of_constants"] = weights["constant"]
+    loss = checked.get("loss")
     kwargs["elementwise_loss"] = (Pinball(quantile) if loss is None else loss).julia_source()
-    if batch_size is not None:
-        kwargs["batching"], kwargs["batch_size"] = True, int(batch_size)
-    for key, value in (("ncycles_per_iteration", ncycles_per_iteration),
-                       ("adaptive_parsimony_scaling", adaptive_parsimony_scaling)):
-        if value is not None:
-            kwargs[key] = value
-
-    given = {"maxsize": maxsize, "niterations": niterations, "populations": populations,
-             "population_size": population_size, "parsimony": parsimony, "model_selection": model_selection}
-    for key, value in given.items():
-        kwargs[key] = SQR_TABLE9[key] if value is None else value
-    for key in ("maxsize", "niterations", "populations", "population_size"):
-        value = kwargs[key]
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise ValueError(f"{key} must be an integer >= 1, got {value!r}")
-        kwargs[key] = int(value)
-    if not isinstance(kwargs["parsimony"], (int, float)) or kwargs["parsimony"] < 0:
-        raise ValueError(f"parsimony must be a number >= 0, got {kwargs['parsimony']!r}")
-    selection = kwargs["model_selection"]
-    if selection not in ("best", "score", "accuracy", "elbow"):
-        raise ValueError(f"model_selection must be 'best', 'score', 'accuracy' or 'elbow', got {selection!r}")
-    kwargs["model_selection"] = "best" if selection == "elbow" else selection
-    if time_limit is not None:
-        if not isinstance(time_limit, (int, float)) or not time_limit > 0:
-            raise ValueError(f"time_limit must be a positive number of seconds or None, got {time_limit!r}")
-        kwargs["timeout_in_seconds"] = float(time_limit)
+    if checked.get("batch_size") is not None:
+        kwargs["batching"], kwargs["batch_size"] = True, checked["batch_size"]
+    for key in ("ncycles_per_iteration", "adaptive_parsimony_scaling", "maxsize", "niterations", "populations",
+                "population_size", "parsimony"):
+        if key in checked:
+            kwargs[key] = checked[key]
+    kwargs["model_selection"] = "best" if checked["model_selection"] == "elbow" else checked["model_selection"]
+    if checked.get("time_limit") is not None:
+        kwargs["timeout_in_seconds"] = checked["time_limit"]
     if random_state is not None:
         kwargs["random_state"] = seed_from(random_state)
         kwargs["deterministic"] = True

@@ -9,20 +9,17 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import (
-    check_int, check_nonnegative, check_option, check_quantiles, check_sample_weight, check_time_limit, seed_from,
-)
+from .._validation import check_int, check_quantiles, check_sample_weight, seed_from, validate_param
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
-from ..losses import LOSSES, Loss, Pinball, Squared
+from ..losses import LOSSES, Pinball, Squared
 from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
 from ._front import pareto_scores
+from ._parameters import MODEL_SELECTIONS, SQR_PARAMETERS, search_settings, validated
 from ._pysr import fit_fronts, pysr_available
-from ._search import SearchSettings, run_search
+from ._search import run_search
 
-MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow")
-AUTO_BATCH_SIZE = 2048  # batch_size="auto": evolve on batches of this many rows once there are twice as many
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
@@ -189,15 +186,10 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         return check_quantiles(self.quantile)
 
     def _losses(self, quantiles):
-        if self.loss is None or self.loss == "pinball":
+        loss = validate_param("loss", self.loss, SQR_PARAMETERS["loss"])
+        if loss is None or loss == "pinball":
             return [Pinball(q) for q in quantiles]
-        loss = self.loss
-        if isinstance(loss, str):
-            if loss not in LOSSES:
-                raise ValueError(f"loss must be None, a loss object or one of {sorted(LOSSES)}, got {loss!r}")
-            loss = LOSSES[loss]()
-        if not isinstance(loss, Loss):
-            raise TypeError(f"loss must be None, a string or a parsimony loss object, got {loss!r}")
+        loss = LOSSES[loss]() if isinstance(loss, str) else loss
         if len(quantiles) > 1:
             raise ValueError("a custom loss fits one model: give a single quantile level")
         return [loss]
@@ -216,67 +208,24 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             return "native"
         return engine
 
-    def _settings(self, engine="native"):
-        maxsize = check_int(self.maxsize, "maxsize", minimum=1)
-        n_jobs = 1 if self.n_jobs is None else check_int(self.n_jobs, "n_jobs")
-        if n_jobs == 0:
-            raise ValueError("n_jobs must be a positive integer, -1 (all cores) or None")
-        if n_jobs < 0:
-            import os
-
-            n_jobs = max(1, (os.cpu_count() or 1) + 1 + n_jobs)
-        return SearchSettings(
-            maxsize=maxsize,
-            niterations=check_int(self.niterations, "niterations", minimum=1),
-            populations=check_int(self.populations, "populations", minimum=1),
-            population_size=check_int(self.population_size, "population_size", minimum=2),
-            ncycles_per_iteration=check_int(self.ncycles_per_iteration, "ncycles_per_iteration", minimum=1),
-            parsimony=check_nonnegative(self.parsimony, "parsimony"),
-            adaptive_parsimony_scaling=check_nonnegative(self.adaptive_parsimony_scaling,
-                                                         "adaptive_parsimony_scaling"),
-            feature_relevance=self._feature_relevance(engine),
-            batch_size=self._batch_size(),
-            time_limit=check_time_limit(self.time_limit),
-            n_jobs=n_jobs,
-            progress=bool(self.progress),
-        )
-
-    def _feature_relevance(self, engine):
-        if isinstance(self.feature_relevance, str) and self.feature_relevance == "auto":
-            return 0.5 if engine == "native" else 0.0
-        relevance = check_nonnegative(self.feature_relevance, "feature_relevance")
-        if relevance > 1:
-            raise ValueError(f"feature_relevance must lie in [0, 1], got {self.feature_relevance!r}")
-        return relevance
-
-    def _batch_size(self):
-        if self.batch_size is None:
-            return None
-        if isinstance(self.batch_size, str):
-            check_option(self.batch_size, "batch_size", ("auto",))
-            return AUTO_BATCH_SIZE
-        return check_int(self.batch_size, "batch_size", minimum=16)
-
     # ------------------------------------------------------------------------------------- fit
     def fit(self, X, y, sample_weight=None):
         """Search a Pareto front of expressions per quantile level; returns ``self``."""
+        params = validated(self.get_params(deep=False))  # every parameter, checked once
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        quantiles = self._quantiles()
+        quantiles = params["quantile"]
         losses = self._losses(quantiles)
         engine = self._engine()
-        settings = self._settings(engine)
-        binops, unops, names = operator_codes(self.operators)
-        table = dict(TOKEN_COMPLEXITY)
-        if self.complexity_of_operators is not None:
-            table.update(dict(self.complexity_of_operators))
+        settings = search_settings(params, engine)
+        binops, unops, names = operator_codes(params["operators"])
+        table = params["complexity_of_operators"] or dict(TOKEN_COMPLEXITY)
         weights = complexity_weights(table)
-        check_option(self.model_selection, "model_selection", MODEL_SELECTIONS)
         w = check_sample_weight(sample_weight, len(y))
         w = np.ones(len(y)) if w is None else w
         seed = seed_from(self.random_state)
         rng = np.random.default_rng(seed)
-        if self.max_samples is not None:
-            max_samples = check_int(self.max_samples, "max_samples", minimum=1)
+        max_samples = params["max_samples"]
+        if max_samples is not None:
             if len(y) > max_samples:
                 rows = np.sort(rng.choice(len(y), size=max_samples, replace=False))
                 X, y, w = X[rows], y[rows], w[rows]
@@ -430,8 +379,10 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         return "\n".join(f"tau={q:g}: {text}" for q, text in zip(self.quantiles_, texts))
 
     def latex(self, index=None, precision=3):
-        """LaTeX of the selected expression(s), constants rounded to ``precision`` digits."""
+        """LaTeX of the selected expression(s), constants rounded to ``precision`` significant digits (>= 1)."""
         import sympy
+
+        precision = check_int(precision, "precision", minimum=1)
 
         frames = self._selected_frames()
         out = []

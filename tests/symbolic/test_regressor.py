@@ -209,6 +209,34 @@ def test_bad_parameters(params, message):
         SymbolicQuantileRegressor(**{**TINY, **params}).fit(X, y)
 
 
+@pytest.mark.parametrize("params, error, message", [
+    ({"quantile": "0.5"}, TypeError, r"quantile must be a number in \(0, 1\) or a sequence of them, got the string"),
+    ({"operators": None}, TypeError, r"operators must be a sequence of operator names"),
+    ({"complexity_of_operators": [1, 2]}, TypeError, r"complexity_of_operators must be a dict"),
+    ({"complexity_of_operators": {"sin": 2.5}}, ValueError, r"complexity_of_operators\['sin'\] must be an integer"),
+    ({"maxsize": 2.5}, TypeError, r"maxsize must be an integer >= 1, got 2.5"),
+    ({"batch_size": "big"}, ValueError, r"batch_size must be None or one of 'auto' or an integer >= 16"),
+    ({"loss": "huber"}, ValueError, r"loss must be None or one of 'pinball', 'squared', 'absolute'"),
+    ({"progress": "yes"}, TypeError, r"progress must be True or False"),
+    ({"random_state": "seed"}, TypeError, r"random_state must be None, an int or a numpy"),
+    ({"n_jobs": 0}, ValueError, r"n_jobs must be a positive integer, -1 \(all cores\) or None"),
+])
+def test_bad_parameters_name_the_parameter_and_what_is_valid(params, error, message):
+    X, y = _quadratic(20)
+    with pytest.raises(error, match=message):
+        SymbolicQuantileRegressor(**{**TINY, **params}).fit(X, y)
+
+
+def test_latex_precision_must_be_a_positive_integer():
+    X, y = _quadratic(30)
+    model = SymbolicQuantileRegressor(**TINY).fit(X, y)
+    with pytest.raises(ValueError, match="precision must be >= 1, got -1"):
+        model.latex(precision=-1)
+    with pytest.raises(TypeError, match="precision must be an integer"):
+        model.latex(precision=2.5)
+    assert model.latex(precision=2)
+
+
 def test_bad_data():
     X, y = _quadratic(20)
     Xn = X.copy()
