@@ -20,10 +20,16 @@ reach the budget). The loop stops at the first feature whose bound reaches the b
 passed explicitly, never inferred from floating-point comparisons with the budget.
 
 The kernel runs for a bounded number of node expansions and returns; the explicit stack makes
-it resumable, so the Python caller enforces time limits and grows the table between calls.
+it resumable, so the Python caller enforces time limits and grows the table between calls. Its
+state is three records of plain arrays: the ``Problem`` (fixed data), the ``Memo`` table and the
+``Frames`` of the stack; each step of the loop is a small function over them (``_expand`` a
+subproblem into sorted candidate splits, ``_receive`` a child's answer, ``_refine_bounds`` of the
+next candidate, ``_push`` a child, ``_close`` a frame).
 """
 
 from __future__ import annotations
+
+from collections import namedtuple
 
 import numpy as np
 
@@ -95,24 +101,24 @@ def _find(keys, depth, words, d):
 
 
 @njit
-def rehash(keys, depth, lb, val, feat, new_keys, new_depth, new_lb, new_val, new_feat):
-    """Move every entry of the old table into the (empty, larger) new one."""
-    for s in range(depth.shape[0]):
-        if depth[s] == -1:
+def rehash(memo, grown):
+    """Move every entry of the table ``memo`` into the (empty, larger) table ``grown``."""
+    for s in range(memo.depth.shape[0]):
+        if memo.depth[s] == -1:
             continue
-        t = _find(new_keys, new_depth, keys[s], depth[s])
-        new_keys[t, :] = keys[s, :]
-        new_depth[t] = depth[s]
-        new_lb[t] = lb[s]
-        new_val[t] = val[s]
-        new_feat[t] = feat[s]
+        t = _find(grown.keys, grown.depth, memo.keys[s], memo.depth[s])
+        grown.keys[t, :] = memo.keys[s, :]
+        grown.depth[t] = memo.depth[s]
+        grown.lower[t] = memo.lower[s]
+        grown.value[t] = memo.value[s]
+        grown.feature[t] = memo.feature[s]
 
 
 @njit
-def lookup(keys, depth, words, d):
-    """Slot of ``(words, d)`` or -1 when absent."""
-    s = _find(keys, depth, words, d)
-    if depth[s] == -1:
+def lookup(memo, words, d):
+    """Slot of ``(words, d)`` in the table ``memo``, or -1 when absent."""
+    s = _find(memo.keys, memo.depth, words, d)
+    if memo.depth[s] == -1:
         return -1
     return s
 
@@ -136,30 +142,117 @@ def _row_in(words, c):
     return (words[c >> 6] >> np.uint64(c & 63)) & _ONE
 
 
+# ----------------------------------------------------------------------------------------------
+# state records (named tuples of plain arrays: numba passes them by reference, fields by name)
+# ----------------------------------------------------------------------------------------------
+Problem = namedtuple("Problem", [
+    "loss_kind",        # LOSS_SQUARED or LOSS_ABSOLUTE
+    "bound_kind",       # BOUND_NONE, BOUND_EQUIVALENT or BOUND_KMEANS
+    "lam",              # penalty per leaf
+    "unlimited",        # no depth limit (the remaining depth never decreases)
+    "class_features",   # (classes, features) uint8: the binary row of every equivalence class
+    "feature_bits",     # (features, words) uint64: the classes where each feature is 1, as a bitset
+    "class_weight",     # per class: weight, weighted sum, weighted sum of squares, weighted mean of
+    "class_sum",        # the scaled targets, and the loss of the class about its own best constant
+    "class_sumsq",
+    "class_mean",
+    "class_within",
+    "row_class",        # rows sorted by target (absolute loss only): class, target, weight
+    "row_y",
+    "row_w",
+])
+Problem.__doc__ = "The fixed data of a search: loss, bound, penalty and per-class / per-row statistics."
+
+Memo = namedtuple("Memo", [
+    "keys",      # (capacity, words) bitset of each stored subproblem
+    "depth",     # its remaining depth (-1: empty slot)
+    "lower",     # proven lower bound on its optimum
+    "value",     # its exact optimum (inf: not solved)
+    "feature",   # best split feature (-1: leaf, -2: unknown)
+    "counters",  # [0] entries, [1] expansions, [2] bounds computed, [3] entry limit before growing
+])
+Memo.__doc__ = "The open-addressing table of subproblems (grown by the caller on NEED_SPACE)."
+
+Frames = namedtuple("Frames", [
+    "words",          # (frames, words) the subproblem of each frame
+    "depth",          # its remaining depth
+    "budget",         # solve strictly below this or prove a bound >= it
+    "best",           # best objective found so far (starts at the leaf)
+    "best_feature",   # its split feature (-1: the leaf)
+    "n_candidates",   # number of candidate features (-1: not expanded yet)
+    "position",       # candidate being solved
+    "phase",          # 0: solving its false child, 1: its true child
+    "false_value",    # exact value of the current candidate's false child (in phase 1)
+    "order",          # (frames, features) candidate features, best bound first
+    "false_bound",    # (frames, features) lower bound of each candidate's false child
+    "true_bound",     # (frames, features) and of its true child
+    "bounds_final",   # (frames, features) 1 once both children's bounds are computed
+    "top",            # [0] stack height (0 when the root has returned), [1] unused
+])
+Frames.__doc__ = "The explicit depth-first stack, so a paused search resumes where it stopped."
+
+Scratch = namedtuple("Scratch", [
+    "members", "buf_w", "buf_v",                                    # class lists, clustering input
+    "feat_weight", "feat_sum", "feat_sumsq", "feat_within",         # per-feature sums on the 1 side
+    "child", "other",                                               # two child bitsets
+    "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
+    "cand_false", "cand_true", "cand_known",
+])
+
+
+def make_problem(loss_kind, bound_kind, lam, unlimited, class_features, feature_bits, class_weight, class_sum,
+                 class_sumsq, class_mean, class_within, row_class=None, row_y=None, row_w=None):
+    """A :data:`Problem` with empty row arrays when the loss needs none."""
+    if row_class is None:
+        row_class, row_y, row_w = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    return Problem(loss_kind, bound_kind, float(lam), bool(unlimited), class_features, feature_bits, class_weight,
+                   class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w)
+
+
 @njit
-def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members):
+def new_scratch(problem):
+    """Work buffers for one kernel call."""
+    n_feat = problem.feature_bits.shape[0]
+    n_classes = problem.class_weight.shape[0]
+    nw = problem.feature_bits.shape[1]
+    buf_n = max(n_classes, problem.row_y.shape[0])
+    return Scratch(
+        np.empty(n_classes, dtype=np.int64), np.empty(buf_n), np.empty(buf_n),
+        np.empty(n_feat), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat),
+        np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
+        np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
+        np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# losses and bounds of one subproblem
+# ----------------------------------------------------------------------------------------------
+@njit
+def leaf_loss(problem, words, members):
     """Normalised loss of one leaf holding the classes of ``words``.
 
-    Squared loss: weighted sum of squares about the weighted mean from per-class (weight,
-    weighted sum, weighted sum of squares) of the scaled targets. Absolute loss: weighted
-    absolute deviations about the weighted median, from the rows sorted by target
-    (``row_class``/``row_y``/``row_w``).
+    Squared loss: weighted sum of squares about the weighted mean from the per-class sums of the
+    scaled targets. Absolute loss: weighted absolute deviations about the weighted median, from
+    the rows sorted by target.
     """
-    if loss_kind == LOSS_SQUARED:
+    if problem.loss_kind == LOSS_SQUARED:
         n = _members(words, members)
         w = 0.0
         s = 0.0
         q = 0.0
         for t in range(n):
             c = members[t]
-            w += cw[c]
-            s += cs[c]
-            q += cq[c]
+            w += problem.class_weight[c]
+            s += problem.class_sum[c]
+            q += problem.class_sumsq[c]
         if w <= 0.0:
             return 0.0
         v = q - s * s / w
         return v if v > 0.0 else 0.0
-    # absolute loss: rows are sorted by target
+    row_class = problem.row_class
+    row_y = problem.row_y
+    row_w = problem.row_w
     total = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
@@ -182,8 +275,7 @@ def leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members):
 
 
 @njit
-def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, row_w, members, buf_w,
-                buf_v):
+def lower_bound(problem, words, d, members, buf_w, buf_v):
     """Lower bound on ``opt(words, d)``: the (k-Means) equivalent-points bound.
 
     Squared loss: weighted k-Means over the sorted class means plus the within-class loss
@@ -191,51 +283,56 @@ def lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_cl
     class, so this relaxes the tree problem), floored per k by the within-class absolute loss.
     Under a depth limit ``d`` at most ``2**d`` clusters are tried.
     """
+    lam = problem.lam
     n = _members(words, members)
     within = 0.0
     for t in range(n):
-        within += cwithin[members[t]]
-    if bound_kind == BOUND_NONE:
+        within += problem.class_within[members[t]]
+    if problem.bound_kind == BOUND_NONE:
         return lam
-    if bound_kind == BOUND_EQUIVALENT or n <= 1:
+    if problem.bound_kind == BOUND_EQUIVALENT or n <= 1:
         return within + lam
     kmax = n
     if d < 30:
         cap = 1 << d
         if cap < kmax:
             kmax = cap
-    if loss_kind == LOSS_SQUARED:
+    if problem.loss_kind == LOSS_SQUARED:
         for t in range(n):
             c = members[t]
-            buf_w[t] = cw[c]
-            buf_v[t] = cmean[c]
+            buf_w[t] = problem.class_weight[c]
+            buf_v[t] = problem.class_mean[c]
         best, _ = cluster_costs(LOSS_SQUARED, buf_w[:n], buf_v[:n], kmax, lam, 0.0)
         return best + within
     m = 0
-    for r in range(row_y.shape[0]):
-        if _row_in(words, row_class[r]):
-            buf_w[m] = row_w[r]
-            buf_v[m] = row_y[r]
+    for r in range(problem.row_y.shape[0]):
+        if _row_in(words, problem.row_class[r]):
+            buf_w[m] = problem.row_w[r]
+            buf_v[m] = problem.row_y[r]
             m += 1
     best, _ = cluster_costs(LOSS_ABSOLUTE, buf_w[:m], buf_v[:m], kmax, lam, within)
     return best
 
 
 @njit
-def _entry(keys, depth, lb, val, feat, counters, words, d, bound_kind, loss_kind, lam, cw, cmean, cwithin, row_class,
-           row_y, row_w, members, buf_w, buf_v):
+def _entry(problem, memo, scratch, words, d):
     """Slot of subproblem ``(words, d)``, registered with its lower bound if new."""
-    t = _find(keys, depth, words, d)
-    if depth[t] == -1:
-        keys[t, :] = words
-        depth[t] = d
-        lb[t] = lower_bound(bound_kind, loss_kind, words, d, lam, cw, cmean, cwithin, row_class, row_y, row_w, members,
-                            buf_w, buf_v)
-        val[t] = np.inf
-        feat[t] = -2
-        counters[0] += 1
-        counters[2] += 1
+    t = _find(memo.keys, memo.depth, words, d)
+    if memo.depth[t] == -1:
+        _register(problem, memo, words, d, t, scratch.members, scratch.buf_w, scratch.buf_v)
     return t
+
+
+@njit
+def _register(problem, memo, words, d, t, members, buf_w, buf_v):
+    """Store the new subproblem ``(words, d)`` in the empty slot ``t`` with its lower bound."""
+    memo.keys[t, :] = words
+    memo.depth[t] = d
+    memo.lower[t] = lower_bound(problem, words, d, members, buf_w, buf_v)
+    memo.value[t] = np.inf
+    memo.feature[t] = -2
+    memo.counters[0] += 1
+    memo.counters[2] += 1
 
 
 @njit
@@ -249,387 +346,515 @@ def _split_child(words, fbits, j, side, out):
 
 
 @njit
-def search(
-    # problem
-    loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, row_class, row_y, row_w,
-    # table
-    keys, depth, lb, val, feat, counters,
-    # stack
-    st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1, st_ref,
-    st_top, max_steps,
-):
+def _splits_nothing(words, fbits, j):
+    """True when feature ``j`` puts every class of ``words`` on one side."""
+    empty0 = True
+    empty1 = True
+    for i in range(words.shape[0]):
+        if words[i] & fbits[j, i] != _ZERO:
+            empty1 = False
+        if words[i] & ~fbits[j, i] != _ZERO:
+            empty0 = False
+    return empty0 or empty1
+
+
+# ----------------------------------------------------------------------------------------------
+# expanding a subproblem: its candidate splits, scored by their children's bounds
+# ----------------------------------------------------------------------------------------------
+@njit
+def _feature_sums(problem, words, scratch):
+    """Totals of the subproblem and per-feature sums over its classes where the feature is 1.
+
+    Returns ``(n_members, weight, sum, sum of squares, within)``; the per-feature sums go to
+    ``scratch.feat_*``.
+    """
+    members = scratch.members
+    f_w = scratch.feat_weight
+    f_s = scratch.feat_sum
+    f_q = scratch.feat_sumsq
+    f_v = scratch.feat_within
+    xc = problem.class_features
+    cw = problem.class_weight
+    cs = problem.class_sum
+    cq = problem.class_sumsq
+    cwithin = problem.class_within
+    n_feat = f_w.shape[0]
+    n = _members(words, members)
+    tw = 0.0
+    ts = 0.0
+    tq = 0.0
+    tv = 0.0
+    for j in range(n_feat):
+        f_w[j] = 0.0
+        f_s[j] = 0.0
+        f_q[j] = 0.0
+        f_v[j] = 0.0
+    for t in range(n):
+        c = members[t]
+        tw += cw[c]
+        ts += cs[c]
+        tq += cq[c]
+        tv += cwithin[c]
+        for j in range(n_feat):
+            if xc[c, j]:
+                f_w[j] += cw[c]
+                f_s[j] += cs[c]
+                f_q[j] += cq[c]
+                f_v[j] += cwithin[c]
+    return n, tw, ts, tq, tv
+
+
+@njit
+def _two_squared_leaves(f_w, f_s, f_q, j, tw, ts, tq):
+    """Squared loss of splitting on feature ``j`` into two leaves, from the per-feature sums."""
+    w1 = f_w[j]
+    w0 = tw - w1
+    v1 = f_q[j] - f_s[j] * f_s[j] / w1
+    s0 = ts - f_s[j]
+    v0 = (tq - f_q[j]) - s0 * s0 / w0
+    v1 = v1 if v1 > 0.0 else 0.0
+    v0 = v0 if v0 > 0.0 else 0.0
+    return v0 + v1
+
+
+@njit
+def _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv):
+    """Free bounds on the false and true children of feature ``j``.
+
+    A child is one leaf (exact cost) or has two or more leaves (at least its equivalent-points
+    loss + 2 lam), so it costs at least the smaller of the two.
+    """
+    w1 = f_w[j]
+    w0 = tw - w1
+    s1 = f_s[j]
+    s0 = ts - s1
+    leaf1 = f_q[j] - s1 * s1 / w1 + lam
+    leaf0 = (tq - f_q[j]) - s0 * s0 / w0 + lam
+    two1 = f_v[j] + 2.0 * lam
+    two0 = (tv - f_v[j]) + 2.0 * lam
+    l1 = leaf1 if leaf1 < two1 else two1
+    l0 = leaf0 if leaf0 < two0 else two0
+    return l0, l1
+
+
+@njit
+def _duplicate_by_sums(words, fbits, j, tw, ts, f_w, f_s, cand_feature, nf):
+    """True when feature ``j`` splits ``words`` exactly like (or mirrored) an earlier candidate."""
+    w1 = f_w[j]
+    w0 = tw - w1
+    s1 = f_s[j]
+    s0 = ts - s1
+    for e in range(nf):
+        je = cand_feature[e]
+        same = f_w[je] == w1 and f_s[je] == s1
+        flip = f_w[je] == w0 and f_s[je] == s0
+        if not (same or flip):
+            continue
+        equal_same = True
+        equal_flip = True
+        for i in range(words.shape[0]):
+            a = words[i] & fbits[j, i]
+            if a != (words[i] & fbits[je, i]):
+                equal_same = False
+            if a != (words[i] & ~fbits[je, i]):
+                equal_flip = False
+        if equal_same or equal_flip:
+            return True
+    return False
+
+
+@njit
+def _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
+    """True when an earlier candidate has the same two children (either way round)."""
+    for e in range(nf):
+        a = slot_false[e]
+        b = slot_true[e]
+        if (a == s0 and b == s1) or (a == s1 and b == s0):
+            return True
+    return False
+
+
+@njit
+def _sort_candidates(scratch, nf):
+    """Sort the candidates by their children's bounds (insertion sort, stable)."""
+    cand_f = scratch.cand_feature
+    cand_key = scratch.cand_key
+    cand_l0 = scratch.cand_false
+    cand_l1 = scratch.cand_true
+    cand_k = scratch.cand_known
+    for a in range(1, nf):
+        kf = cand_f[a]
+        kk = cand_key[a]
+        m0 = cand_l0[a]
+        m1 = cand_l1[a]
+        mk = cand_k[a]
+        b = a - 1
+        while b >= 0 and cand_key[b] > kk:
+            cand_f[b + 1] = cand_f[b]
+            cand_key[b + 1] = cand_key[b]
+            cand_l0[b + 1] = cand_l0[b]
+            cand_l1[b + 1] = cand_l1[b]
+            cand_k[b + 1] = cand_k[b]
+            b -= 1
+        cand_f[b + 1] = kf
+        cand_key[b + 1] = kk
+        cand_l0[b + 1] = m0
+        cand_l1[b + 1] = m1
+        cand_k[b + 1] = mk
+
+
+@njit
+def _candidates(problem, memo, words, dc, limit, scratch):
+    """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number.
+
+    At the last level (``dc == 0``) the key is the exact two-leaf objective. For the squared loss
+    with a bound, features are scored by free bounds (``_free_pair``, raised by the stored bounds
+    of children already in the table); features these rule out (reaching ``limit``) are dropped
+    and the k-Means bounds wait until the search reaches them. Otherwise both children are
+    registered in the table with their bounds. Features splitting like an earlier one are skipped.
+    Records are unpacked once here: the per-feature helpers take plain arrays.
+    """
+    lam = problem.lam
+    lazy = problem.bound_kind != BOUND_NONE and problem.loss_kind == LOSS_SQUARED
+    squared = problem.loss_kind == LOSS_SQUARED
+    fbits = problem.feature_bits
+    keys = memo.keys
+    depth = memo.depth
+    value = memo.value
+    lower = memo.lower
+    f_w = scratch.feat_weight
+    f_s = scratch.feat_sum
+    f_q = scratch.feat_sumsq
+    f_v = scratch.feat_within
+    child = scratch.child
+    other = scratch.other
+    cand_feature = scratch.cand_feature
+    cand_key = scratch.cand_key
+    cand_false = scratch.cand_false
+    cand_true = scratch.cand_true
+    cand_known = scratch.cand_known
+    slot_false = scratch.cand_slot_false
+    slot_true = scratch.cand_slot_true
+    n_feat = fbits.shape[0]
+    nf = 0
+    _, tw, ts, tq, tv = _feature_sums(problem, words, scratch)
+    for j in range(n_feat):
+        if _splits_nothing(words, fbits, j):
+            continue
+        if dc == 0:
+            # children are leaves: exact values
+            if squared:
+                pair = _two_squared_leaves(f_w, f_s, f_q, j, tw, ts, tq)
+            else:
+                _split_child(words, fbits, j, 0, child)
+                _split_child(words, fbits, j, 1, other)
+                pair = leaf_loss(problem, child, scratch.members) + leaf_loss(problem, other, scratch.members)
+            cand_feature[nf] = j
+            cand_key[nf] = pair + 2.0 * lam
+            cand_known[nf] = 1
+            nf += 1
+        elif lazy:
+            l0, l1 = _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv)
+            if l0 + l1 >= limit + 1e-12:
+                continue
+            if _duplicate_by_sums(words, fbits, j, tw, ts, f_w, f_s, cand_feature, nf):
+                continue
+            known = 0
+            for side in range(2):
+                _split_child(words, fbits, j, side, child)
+                t = _find(keys, depth, child, dc)
+                if depth[t] != -1:
+                    b = value[t] if value[t] < np.inf else lower[t]
+                    known += 1
+                    if side == 0 and b > l0:
+                        l0 = b
+                    elif side == 1 and b > l1:
+                        l1 = b
+            cand_feature[nf] = j
+            cand_key[nf] = l0 + l1
+            cand_false[nf] = l0
+            cand_true[nf] = l1
+            cand_known[nf] = 1 if known == 2 else 0
+            nf += 1
+        else:
+            _split_child(words, fbits, j, 0, child)
+            s0 = _find(keys, depth, child, dc)
+            if depth[s0] == -1:
+                _register(problem, memo, child, dc, s0, scratch.members, scratch.buf_w, scratch.buf_v)
+            b0 = value[s0] if value[s0] < np.inf else lower[s0]
+            _split_child(words, fbits, j, 1, child)
+            s1 = _find(keys, depth, child, dc)
+            if depth[s1] == -1:
+                _register(problem, memo, child, dc, s1, scratch.members, scratch.buf_w, scratch.buf_v)
+            b1 = value[s1] if value[s1] < np.inf else lower[s1]
+            if _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
+                continue
+            cand_feature[nf] = j
+            cand_key[nf] = b0 + b1
+            slot_false[nf] = s0
+            slot_true[nf] = s1
+            cand_false[nf] = value[s0] if value[s0] < np.inf else lower[s0]
+            cand_true[nf] = value[s1] if value[s1] < np.inf else lower[s1]
+            cand_known[nf] = 1
+            nf += 1
+    _sort_candidates(scratch, nf)
+    return nf
+
+
+@njit
+def _expand(problem, memo, frames, f, s, scratch):
+    """Expand frame ``f`` (subproblem in slot ``s``): solve it at once or list its candidate splits.
+
+    Returns ``(solved, value)``: solved when the leaf meets the bound, at depth 0, or at depth one
+    (every candidate is exact there); otherwise the frame's candidates are set up.
+    """
+    words = frames.words[f]
+    d = frames.depth[f]
+    dc = d if problem.unlimited else d - 1
+    leaf = leaf_loss(problem, words, scratch.members) + problem.lam
+    frames.best[f] = leaf
+    frames.best_feature[f] = -1
+    if leaf <= memo.lower[s] or d == 0:
+        memo.value[s] = leaf
+        memo.feature[s] = -1
+        return True, leaf
+    limit = leaf if leaf < frames.budget[f] else frames.budget[f]
+    nf = _candidates(problem, memo, words, dc, limit, scratch)
+    if dc == 0:
+        # depth one: every candidate value is exact, so the optimum is exact too
+        best = leaf
+        bestf = -1
+        if nf > 0 and scratch.cand_key[0] < leaf:
+            best = scratch.cand_key[0]
+            bestf = scratch.cand_feature[0]
+        memo.value[s] = best
+        memo.feature[s] = bestf
+        if memo.lower[s] < best:
+            memo.lower[s] = best
+        return True, best
+    for a in range(nf):
+        frames.order[f, a] = scratch.cand_feature[a]
+        frames.false_bound[f, a] = scratch.cand_false[a]
+        frames.true_bound[f, a] = scratch.cand_true[a]
+        frames.bounds_final[f, a] = scratch.cand_known[a]
+    frames.n_candidates[f] = nf
+    frames.position[f] = 0
+    frames.phase[f] = 0
+    return False, 0.0
+
+
+# ----------------------------------------------------------------------------------------------
+# moving through the stack
+# ----------------------------------------------------------------------------------------------
+@njit
+def _limit(best, budget, f):
+    """What frame ``f`` must beat: its best so far or its budget, whichever is lower."""
+    return best[f] if best[f] < budget[f] else budget[f]
+
+
+@njit
+def _refine_bounds(problem, memo, frames, f, scratch):
+    """Advance frame ``f`` to its next candidate whose bounds (computed now if lazy) beat the limit.
+
+    Returns False when the table is full (the frame is left consistent to resume).
+    """
+    words = frames.words[f]
+    d = frames.depth[f]
+    dc = d if problem.unlimited else d - 1
+    limit = _limit(frames.best, frames.budget, f)
+    false_bound = frames.false_bound[f]
+    true_bound = frames.true_bound[f]
+    final = frames.bounds_final[f]
+    nf = frames.n_candidates[f]
+    counters = memo.counters
+    fbits = problem.feature_bits
+    child = scratch.child
+    p = frames.position[f]
+    while p < nf and false_bound[p] + true_bound[p] < limit and final[p] == 0:
+        if counters[0] + 2 > counters[3]:
+            frames.position[f] = p
+            return False
+        j = frames.order[f, p]
+        for side in range(2):
+            _split_child(words, fbits, j, side, child)
+            t = _entry(problem, memo, scratch, child, dc)
+            b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
+            if side == 0:
+                if b > false_bound[p]:
+                    false_bound[p] = b
+            elif b > true_bound[p]:
+                true_bound[p] = b
+        final[p] = 1
+        if false_bound[p] + true_bound[p] >= limit:
+            p += 1
+    frames.position[f] = p
+    return True
+
+
+@njit
+def search(problem, memo, frames, max_steps):
     """Run the search for at most ``max_steps`` node expansions.
 
-    ``counters``: [0] entries in the table, [1] expansions, [2] bounds computed, [3] capacity
-    limit for entries. ``st_top[0]`` is the stack height (0 when the root has returned) and
-    ``st_top[1]`` receives the value the root returned. Returns DONE, PAUSED or NEED_SPACE.
+    Returns DONE (the root has returned), PAUSED (out of steps) or NEED_SPACE (the caller must
+    grow the table; ``memo.counters[3]`` is the entry limit). ``frames.top[0]`` keeps the stack
+    height so the next call resumes. The records are unpacked once here: passing a record to a
+    helper costs a reference count per array, so the per-frame steps below work on plain arrays.
     """
-    n_feat = fbits.shape[0]
-    n_classes = cw.shape[0]
-    nw = fbits.shape[1]
-    members = np.empty(n_classes, dtype=np.int64)
-    buf_n = max(n_classes, row_y.shape[0])
-    buf_w = np.empty(buf_n)
-    buf_v = np.empty(buf_n)
-    f_w = np.empty(n_feat)
-    f_s = np.empty(n_feat)
-    f_q = np.empty(n_feat)
-    f_v = np.empty(n_feat)
-    child = np.empty(nw, dtype=np.uint64)
-    other = np.empty(nw, dtype=np.uint64)
-    cand_f = np.empty(n_feat, dtype=np.int64)
-    cand_key = np.empty(n_feat)
-    cand_s0 = np.empty(n_feat, dtype=np.int64)
-    cand_s1 = np.empty(n_feat, dtype=np.int64)
-    cand_l0 = np.empty(n_feat)
-    cand_l1 = np.empty(n_feat)
-    lazy = bound_kind != BOUND_NONE and loss_kind == LOSS_SQUARED
+    n_feat = problem.feature_bits.shape[0]
+    fbits = problem.feature_bits
+    unlimited = problem.unlimited
+    scratch = new_scratch(problem)
+    members = scratch.members
+    buf_w = scratch.buf_w
+    buf_v = scratch.buf_v
+    counters = memo.counters
+    keys = memo.keys
+    depth = memo.depth
+    lower = memo.lower
+    value = memo.value
+    feature = memo.feature
+    fr_words = frames.words
+    fr_depth = frames.depth
+    budget = frames.budget
+    best = frames.best
+    best_feature = frames.best_feature
+    n_candidates = frames.n_candidates
+    position = frames.position
+    phase = frames.phase
+    false_value = frames.false_value
+    order = frames.order
+    false_bound = frames.false_bound
+    true_bound = frames.true_bound
+    bounds_final = frames.bounds_final
     steps = 0
-    ret = 0.0
-    ret_exact = False
+    ret = 0.0           # the answer of the frame that just returned: its value ...
+    ret_exact = False   # ... exact, or only a lower bound at least its budget
     returning = False
-    top = st_top[0]
+    top = frames.top[0]
     while top > 0:
         f = top - 1
-        d = st_d[f]
-        words = st_words[f]
+        words = fr_words[f]
+        d = fr_depth[f]
         dc = d if unlimited else d - 1
         if returning:
+            # a child answered: after the false child, go on to the true one if it can still pay
             returning = False
-            v = ret
-            bound = st_best[f] if st_best[f] < st_ub[f] else st_ub[f]
-            p = st_pos[f]
-            if st_phase[f] == 0:
-                if not ret_exact or v + st_lb1[f, p] >= bound:
-                    st_pos[f] = p + 1
+            limit = _limit(best, budget, f)
+            p = position[f]
+            if phase[f] == 0:
+                if not ret_exact or ret + true_bound[f, p] >= limit:
+                    position[f] = p + 1
                 else:
-                    st_v0[f] = v
-                    st_phase[f] = 1
-                    j = st_order[f, p]
-                    for i in range(nw):
-                        st_words[top, i] = words[i] & fbits[j, i]
-                    st_d[top] = dc
-                    st_ub[top] = bound - v
-                    st_nf[top] = -1
+                    false_value[f] = ret
+                    phase[f] = 1
+                    _split_child(words, fbits, order[f, p], 1, fr_words[top])
+                    fr_depth[top] = dc
+                    budget[top] = limit - ret
+                    n_candidates[top] = -1
                     top += 1
                     continue
             else:
-                if ret_exact and st_v0[f] + v < bound:
-                    st_best[f] = st_v0[f] + v
-                    st_bestf[f] = st_order[f, p]
-                st_pos[f] = p + 1
-        elif st_nf[f] < 0:
-            # entering a subproblem
+                if ret_exact and false_value[f] + ret < limit:
+                    best[f] = false_value[f] + ret
+                    best_feature[f] = order[f, p]
+                position[f] = p + 1
+        elif n_candidates[f] < 0:
+            # entering a subproblem (registered already, except the root on its first visit)
             if counters[0] + 2 * n_feat + 2 > counters[3]:
-                st_top[0] = top
+                frames.top[0] = top
                 return NEED_SPACE
-            # registered already, except the root on its first visit
-            s = _entry(keys, depth, lb, val, feat, counters, words, d, bound_kind, loss_kind, lam, cw, cmean,
-                       cwithin, row_class, row_y, row_w, members, buf_w, buf_v)
-            if val[s] < np.inf:
-                ret = val[s]
-                ret_exact = True
-                returning = True
-                top -= 1
-                continue
-            if lb[s] >= st_ub[f]:
-                ret = lb[s]
-                ret_exact = False
+            s = _find(keys, depth, words, d)
+            if depth[s] == -1:
+                _register(problem, memo, words, d, s, members, buf_w, buf_v)
+            if value[s] < np.inf or lower[s] >= budget[f]:
+                ret_exact = value[s] < np.inf
+                ret = value[s] if ret_exact else lower[s]
                 returning = True
                 top -= 1
                 continue
             if counters[0] + 2 * n_feat + 2 > counters[3]:
-                st_top[0] = top
+                frames.top[0] = top
                 return NEED_SPACE
             if steps >= max_steps:
-                st_top[0] = top
+                frames.top[0] = top
                 return PAUSED
             steps += 1
             counters[1] += 1
-            leaf = leaf_loss(loss_kind, words, cw, cs, cq, row_class, row_y, row_w, members) + lam
-            st_best[f] = leaf
-            st_bestf[f] = -1
-            if leaf <= lb[s] or d == 0:
-                val[s] = leaf
-                feat[s] = -1
-                ret = leaf
+            solved, answer = _expand(problem, memo, frames, f, s, scratch)
+            if solved:
+                ret = answer
                 ret_exact = True
                 returning = True
                 top -= 1
                 continue
-            # children's bounds for every useful feature
-            nf = 0
-            n = _members(words, members)
-            tw = 0.0
-            ts = 0.0
-            tq = 0.0
-            tv = 0.0
-            for j in range(n_feat):
-                f_w[j] = 0.0
-                f_s[j] = 0.0
-                f_q[j] = 0.0
-                f_v[j] = 0.0
-            for t in range(n):
-                c = members[t]
-                tw += cw[c]
-                ts += cs[c]
-                tq += cq[c]
-                tv += cwithin[c]
-                for j in range(n_feat):
-                    if xc[c, j]:
-                        f_w[j] += cw[c]
-                        f_s[j] += cs[c]
-                        f_q[j] += cq[c]
-                        f_v[j] += cwithin[c]
-            bound_now = leaf if leaf < st_ub[f] else st_ub[f]
-            for j in range(n_feat):
-                empty0 = True
-                empty1 = True
-                for i in range(nw):
-                    a = words[i] & fbits[j, i]
-                    b = words[i] & ~fbits[j, i]
-                    if a != _ZERO:
-                        empty1 = False
-                    if b != _ZERO:
-                        empty0 = False
-                if empty0 or empty1:
-                    continue
-                if dc == 0:
-                    # children are leaves: exact values
-                    if loss_kind == LOSS_SQUARED:
-                        w1 = f_w[j]
-                        w0 = tw - w1
-                        v1 = f_q[j] - f_s[j] * f_s[j] / w1
-                        s0 = ts - f_s[j]
-                        v0 = (tq - f_q[j]) - s0 * s0 / w0
-                        v1 = v1 if v1 > 0.0 else 0.0
-                        v0 = v0 if v0 > 0.0 else 0.0
-                    else:
-                        for i in range(nw):
-                            child[i] = words[i] & ~fbits[j, i]
-                            other[i] = words[i] & fbits[j, i]
-                        v0 = leaf_loss(loss_kind, child, cw, cs, cq, row_class, row_y, row_w, members)
-                        v1 = leaf_loss(loss_kind, other, cw, cs, cq, row_class, row_y, row_w, members)
-                    cand_f[nf] = j
-                    cand_key[nf] = v0 + v1 + 2.0 * lam
-                    cand_s0[nf] = -1
-                    cand_s1[nf] = -1
-                    nf += 1
-                    continue
-                if lazy:
-                    # free bounds: a child is one leaf (exact cost) or has >= 2 leaves (>= its
-                    # equivalent-points loss + 2 lam); stored bounds when the table has the child.
-                    # The k-Means bounds are computed later, only for features the loop reaches.
-                    w1 = f_w[j]
-                    w0 = tw - w1
-                    s1 = f_s[j]
-                    s0 = ts - s1
-                    leaf1 = f_q[j] - s1 * s1 / w1 + lam
-                    leaf0 = (tq - f_q[j]) - s0 * s0 / w0 + lam
-                    two1 = f_v[j] + 2.0 * lam
-                    two0 = (tv - f_v[j]) + 2.0 * lam
-                    l1 = leaf1 if leaf1 < two1 else two1
-                    l0 = leaf0 if leaf0 < two0 else two0
-                    if l0 + l1 >= bound_now + 1e-12:
-                        continue
-                    # skip a feature that splits exactly like an earlier one
-                    dup = False
-                    for e in range(nf):
-                        je = cand_f[e]
-                        same = f_w[je] == w1 and f_s[je] == s1
-                        flip = f_w[je] == w0 and f_s[je] == s0
-                        if not (same or flip):
-                            continue
-                        equal_same = True
-                        equal_flip = True
-                        for i in range(nw):
-                            a = words[i] & fbits[j, i]
-                            if a != (words[i] & fbits[je, i]):
-                                equal_same = False
-                            if a != (words[i] & ~fbits[je, i]):
-                                equal_flip = False
-                        if equal_same or equal_flip:
-                            dup = True
-                            break
-                    if dup:
-                        continue
-                    known = 0
-                    for side in range(2):
-                        _split_child(words, fbits, j, side, child)
-                        t = _find(keys, depth, child, dc)
-                        if depth[t] != -1:
-                            b = val[t] if val[t] < np.inf else lb[t]
-                            known += 1
-                            if side == 0 and b > l0:
-                                l0 = b
-                            elif side == 1 and b > l1:
-                                l1 = b
-                    cand_f[nf] = j
-                    cand_key[nf] = l0 + l1
-                    cand_l0[nf] = l0
-                    cand_l1[nf] = l1
-                    cand_s0[nf] = 1 if known == 2 else 0
-                    nf += 1
-                    continue
-                lbs = 0.0
-                slots0 = 0
-                slots1 = 0
-                for side in range(2):
-                    _split_child(words, fbits, j, side, child)
-                    t = _entry(keys, depth, lb, val, feat, counters, child, dc, bound_kind, loss_kind, lam, cw,
-                               cmean, cwithin, row_class, row_y, row_w, members, buf_w, buf_v)
-                    b = val[t] if val[t] < np.inf else lb[t]
-                    lbs += b
-                    if side == 0:
-                        slots0 = t
-                    else:
-                        slots1 = t
-                # skip a feature that splits exactly like an earlier one
-                dup = False
-                for e in range(nf):
-                    if (cand_s0[e] == slots0 and cand_s1[e] == slots1) or (cand_s0[e] == slots1 and cand_s1[e] == slots0):
-                        dup = True
-                        break
-                if dup:
-                    continue
-                cand_f[nf] = j
-                cand_key[nf] = lbs
-                cand_s0[nf] = slots0
-                cand_s1[nf] = slots1
-                cand_l0[nf] = val[slots0] if val[slots0] < np.inf else lb[slots0]
-                cand_l1[nf] = val[slots1] if val[slots1] < np.inf else lb[slots1]
-                nf += 1
-            # sort candidates by children's lower bound (insertion sort, stable)
-            for a in range(1, nf):
-                kf = cand_f[a]
-                kk = cand_key[a]
-                k0 = cand_s0[a]
-                k1 = cand_s1[a]
-                m0 = cand_l0[a]
-                m1 = cand_l1[a]
-                b = a - 1
-                while b >= 0 and cand_key[b] > kk:
-                    cand_f[b + 1] = cand_f[b]
-                    cand_key[b + 1] = cand_key[b]
-                    cand_s0[b + 1] = cand_s0[b]
-                    cand_s1[b + 1] = cand_s1[b]
-                    cand_l0[b + 1] = cand_l0[b]
-                    cand_l1[b + 1] = cand_l1[b]
-                    b -= 1
-                cand_f[b + 1] = kf
-                cand_key[b + 1] = kk
-                cand_s0[b + 1] = k0
-                cand_s1[b + 1] = k1
-                cand_l0[b + 1] = m0
-                cand_l1[b + 1] = m1
-            if dc == 0:
-                # depth one: every candidate value is exact, so the optimum is exact too
-                best = leaf
-                bestf = -1
-                if nf > 0 and cand_key[0] < leaf:
-                    best = cand_key[0]
-                    bestf = cand_f[0]
-                val[s] = best
-                feat[s] = bestf
-                if lb[s] < best:
-                    lb[s] = best
-                ret = best
-                ret_exact = True
-                returning = True
-                top -= 1
-                continue
-            for a in range(nf):
-                st_order[f, a] = cand_f[a]
-                st_lb0[f, a] = cand_l0[a]
-                st_lb1[f, a] = cand_l1[a]
-                # bounds final when eager, or when both children were already in the table
-                st_ref[f, a] = 1 if (not lazy or cand_s0[a] == 1) else 0
-            st_nf[f] = nf
-            st_pos[f] = 0
-            st_phase[f] = 0
-        # choose the next feature (computing its children's k-Means bounds on first visit)
-        bound = st_best[f] if st_best[f] < st_ub[f] else st_ub[f]
-        p = st_pos[f]
-        while p < st_nf[f] and st_lb0[f, p] + st_lb1[f, p] < bound and st_ref[f, p] == 0:
-            if counters[0] + 2 > counters[3]:
-                st_pos[f] = p
-                st_top[0] = top
-                return NEED_SPACE
-            j = st_order[f, p]
-            for side in range(2):
-                _split_child(words, fbits, j, side, child)
-                t = _entry(keys, depth, lb, val, feat, counters, child, dc, bound_kind, loss_kind, lam, cw, cmean,
-                           cwithin, row_class, row_y, row_w, members, buf_w, buf_v)
-                b = val[t] if val[t] < np.inf else lb[t]
-                if side == 0:
-                    if b > st_lb0[f, p]:
-                        st_lb0[f, p] = b
-                elif b > st_lb1[f, p]:
-                    st_lb1[f, p] = b
-            st_ref[f, p] = 1
-            if st_lb0[f, p] + st_lb1[f, p] >= bound:
-                p += 1
-        st_pos[f] = p
-        if p < st_nf[f] and st_lb0[f, p] + st_lb1[f, p] < bound:
-            j = st_order[f, p]
-            st_phase[f] = 0
-            for i in range(nw):
-                st_words[top, i] = words[i] & ~fbits[j, i]
-            st_d[top] = dc
-            st_ub[top] = bound - st_lb1[f, p]
-            st_nf[top] = -1
+        # choose the next candidate (computing its children's k-Means bounds on first visit)
+        p = position[f]
+        if (p < n_candidates[f] and bounds_final[f, p] == 0
+                and not _refine_bounds(problem, memo, frames, f, scratch)):
+            frames.top[0] = top
+            return NEED_SPACE
+        limit = _limit(best, budget, f)
+        p = position[f]
+        if p < n_candidates[f] and false_bound[f, p] + true_bound[f, p] < limit:
+            phase[f] = 0
+            _split_child(words, fbits, order[f, p], 0, fr_words[top])
+            fr_depth[top] = dc
+            budget[top] = limit - true_bound[f, p]
+            n_candidates[top] = -1
             top += 1
             continue
+        # every candidate is done: store the exact optimum, or the bound the budget proves
         s = _find(keys, depth, words, d)
-        if st_best[f] < st_ub[f]:
-            val[s] = st_best[f]
-            feat[s] = st_bestf[f]
-            if lb[s] < st_best[f]:
-                lb[s] = st_best[f]
-            ret = st_best[f]
+        if best[f] < budget[f]:
+            value[s] = best[f]
+            feature[s] = best_feature[f]
+            if lower[s] < best[f]:
+                lower[s] = best[f]
+            ret = best[f]
             ret_exact = True
         else:
-            if lb[s] < st_ub[f]:
-                lb[s] = st_ub[f]
-            ret = lb[s]
+            if lower[s] < budget[f]:
+                lower[s] = budget[f]
+            ret = lower[s]
             ret_exact = False
         returning = True
         top -= 1
-    st_top[0] = 0
-    st_top[1] = 0
+    frames.top[0] = 0
+    frames.top[1] = 0
     return DONE
 
 
 @njit
-def stack_lower_bound(st_best, st_ub, st_nf, st_pos, st_phase, st_v0, st_lb0, st_lb1, top, top_lb):
+def stack_lower_bound(frames, top_lower):
     """Certified lower bound on the root's optimum from a paused stack (time or memory limit).
 
-    The top frame is paused on entry, so its bound is its memoised bound ``top_lb``. Every
-    frame below is solving feature ``st_pos`` (child 0 in phase 0, child 1 in phase 1) and has
-    proven every earlier feature worth at least ``min(best, budget)``; later features are
-    worth at least their sorted children's bounds.
+    The top frame is paused on entry, so its bound is its memoised bound ``top_lower``. Every
+    frame below is solving candidate ``position`` (its false child in phase 0, its true child in
+    phase 1) and has proven every earlier candidate worth at least ``min(best, budget)``; later
+    candidates are worth at least their sorted children's bounds.
     """
-    inner = top_lb
+    top = frames.top[0]
+    inner = top_lower
     last = top - 1
-    if st_nf[last] >= 0:  # paused while choosing its next feature
-        inner = st_best[last] if st_best[last] < st_ub[last] else st_ub[last]
-        p = st_pos[last]
-        if p < st_nf[last] and st_lb0[last, p] + st_lb1[last, p] < inner:
-            inner = st_lb0[last, p] + st_lb1[last, p]
+    if frames.n_candidates[last] >= 0:  # paused while choosing its next feature
+        inner = _limit(frames.best, frames.budget, last)
+        p = frames.position[last]
+        if p < frames.n_candidates[last] and frames.false_bound[last, p] + frames.true_bound[last, p] < inner:
+            inner = frames.false_bound[last, p] + frames.true_bound[last, p]
     for f in range(top - 2, -1, -1):
-        p = st_pos[f]
-        nf = st_nf[f]
-        if st_phase[f] == 0:
-            cand = inner + st_lb1[f, p]
+        p = frames.position[f]
+        nf = frames.n_candidates[f]
+        if frames.phase[f] == 0:
+            cand = inner + frames.true_bound[f, p]
         else:
-            cand = st_v0[f] + inner
+            cand = frames.false_value[f] + inner
         if p + 1 < nf:
-            nxt = st_lb0[f, p + 1] + st_lb1[f, p + 1]
+            nxt = frames.false_bound[f, p + 1] + frames.true_bound[f, p + 1]
             if nxt < cand:
                 cand = nxt
-        b = st_best[f]
-        if st_ub[f] < b:
-            b = st_ub[f]
+        b = frames.best[f]
+        if frames.budget[f] < b:
+            b = frames.budget[f]
         if cand < b:
             b = cand
         inner = b

@@ -115,6 +115,140 @@ def _entry_bytes(n_words):
     return 8 * n_words + 4 + 8 + 8 + 4
 
 
+def _new_memo(capacity, n_words, counters=None):
+    """An empty subproblem table of ``capacity`` slots (``counters`` carried over when growing)."""
+    if counters is None:
+        counters = np.zeros(4, dtype=np.int64)
+    counters[3] = int(capacity * 0.6)
+    return _search.Memo(np.zeros((capacity, n_words), dtype=np.uint64), np.full(capacity, -1, dtype=np.int32),
+                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int32), counters)
+
+
+def _new_frames(n_frames, n_words, n_features, root_words, root_depth):
+    """The search stack with the root subproblem pushed (unbounded budget)."""
+    width = max(n_features, 1)
+    frames = _search.Frames(
+        np.zeros((n_frames, n_words), dtype=np.uint64), np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames),
+        np.zeros(n_frames), np.full(n_frames, -1, dtype=np.int64), np.full(n_frames, -1, dtype=np.int64),
+        np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames),
+        np.zeros((n_frames, width), dtype=np.int64), np.zeros((n_frames, width)), np.zeros((n_frames, width)),
+        np.zeros((n_frames, width), dtype=np.int64), np.zeros(2, dtype=np.int64))
+    frames.words[0] = root_words
+    frames.depth[0] = root_depth
+    frames.budget[0] = np.inf
+    frames.top[0] = 1
+    return frames
+
+
+@dataclass
+class _Prepared:
+    """The search's view of the data: merged rows, scaled targets, classes and the kernel's Problem."""
+
+    problem: _search.Problem
+    y_scaled: np.ndarray
+    w: np.ndarray
+    row_class: np.ndarray     # class of every merged row
+    class_of_row: np.ndarray  # class of every input row
+    root_words: np.ndarray
+    root_depth: int
+
+
+def _prepare(Xb, y, w, merged_row, loss_kind, bound_kind, lam, depth_limit, centre, scale):
+    """Scale the targets, group rows into equivalence classes and build the kernel's Problem."""
+    y_scaled = (y - centre) / scale
+    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, w, loss_kind)
+    n_classes = uniq.shape[0]
+    n_words = (n_classes + 63) // 64
+    fbits = _bitsets(uniq.astype(bool), n_words)
+    rows = (None, None, None)
+    if loss_kind != LOSS_SQUARED:
+        order = np.argsort(y_scaled, kind="stable")
+        rows = (row_class[order].astype(np.int64), y_scaled[order], w[order])
+    unlimited = depth_limit is None
+    problem = _search.make_problem(loss_kind, bound_kind, lam, unlimited, uniq.astype(np.uint8), fbits, cw, cs, cq,
+                                   cmean, cwithin, *rows)
+    root_words = np.zeros(n_words, dtype=np.uint64)
+    for c in range(n_classes):
+        root_words[c // 64] |= np.uint64(1) << np.uint64(c % 64)
+    root_depth = _search.UNLIMITED if unlimited else int(depth_limit)
+    return _Prepared(problem, y_scaled, w, row_class, row_class[merged_row], root_words, root_depth)
+
+
+def _run(problem, memo, frames, deadline, mem_bytes):
+    """Call the kernel in slices until it is done or a limit stops it; returns ``(status, memo)``.
+
+    The table grows (x4, then x2 above a million slots) whenever the kernel asks for space.
+    """
+    n_words = problem.feature_bits.shape[1]
+    steps = 32
+    while True:
+        tc = time.perf_counter()
+        code = _search.search(problem, memo, frames, steps)
+        if code == _search.DONE:
+            return "optimal", memo
+        if code == _search.NEED_SPACE:
+            cap = memo.depth.shape[0]
+            new_cap = cap * 2 if cap >= 1 << 20 else cap * 4
+            if mem_bytes is not None and new_cap * _entry_bytes(n_words) > mem_bytes:
+                return "memory_limit", memo
+            grown = _new_memo(new_cap, n_words, memo.counters)
+            _search.rehash(memo, grown)
+            memo = grown
+        else:
+            elapsed = time.perf_counter() - tc
+            if elapsed < 0.05:
+                steps = min(steps * 2, 1 << 22)
+            elif elapsed > 0.2 and steps > 16:
+                steps //= 2
+        if deadline is not None and time.perf_counter() >= deadline:
+            return "time_limit", memo
+
+
+def _root_result(memo, frames, prep, lam, status):
+    """Objective, certified lower bound and root split of the root, exact or from a stopped stack."""
+    root_slot = _search.lookup(memo, prep.root_words, prep.root_depth)
+    if status == "optimal":
+        objective = float(memo.value[root_slot])
+        return objective, objective, int(memo.feature[root_slot])
+    top = int(frames.top[0])
+    top_slot = _search.lookup(memo, frames.words[top - 1], frames.depth[top - 1])
+    top_lower = float(memo.lower[top_slot]) if top_slot >= 0 else 0.0
+    lower = float(_search.stack_lower_bound(frames, top_lower))
+    if root_slot >= 0:
+        lower = max(lower, float(memo.lower[root_slot]))
+    if top > 1 or frames.n_candidates[0] >= 0:
+        return float(frames.best[0]), lower, int(frames.best_feature[0])
+    return 1.0 + lam, lower, -1  # the one-leaf tree
+
+
+def _tree_builder(memo, problem, Xb_all, root_feature):
+    """``build(words, d, rows, is_root)``: the nested split dictionary of a subproblem from the memo."""
+    fbits = problem.feature_bits
+
+    def build(words, d, rows, is_root):
+        f = root_feature if is_root else -1
+        if not is_root and d != 0:
+            slot = _search.lookup(memo, words, d)
+            f = int(memo.feature[slot]) if slot >= 0 and memo.value[slot] < np.inf else -1
+        if f < 0 or d == 0:
+            return {"rows": rows}
+        dc = d if problem.unlimited else d - 1
+        hit = Xb_all[rows, f] == 1
+        return {"feature": f, "false": build(words & ~fbits[f], dc, rows[~hit], False),
+                "true": build(words & fbits[f], dc, rows[hit], False)}
+
+    return build
+
+
+def _memo_table(memo, class_of_row):
+    """The memo as Python data (for tests): rows, remaining depth, lower bound and value of every entry."""
+    n_classes = int(class_of_row.max()) + 1 if class_of_row.size else 0
+    used = np.nonzero(memo.depth != -1)[0]
+    bits = np.unpackbits(memo.keys[used].view(np.uint8), axis=1, bitorder="little")[:, :n_classes].astype(bool)
+    return {"rows": [np.nonzero(b[class_of_row])[0] for b in bits], "depth": memo.depth[used].astype(np.int64),
+            "lower_bound": memo.lower[used].copy(), "value": memo.value[used].copy()}
+
+
 def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
           memory_limit=None, keep_table=False, sample_weight=None):
     """Find the tree minimising ``loss / loss(one leaf) + regularization * leaves`` on binary ``Xb``.
@@ -149,7 +283,6 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     """
     t0 = time.perf_counter()
     loss_kind = LOSSES[loss]
-    bound_kind = BOUNDS[bound]
     lam = float(regularization)
     Xb = np.ascontiguousarray(Xb, dtype=np.uint8)
     y = np.asarray(y, dtype=np.float64)
@@ -169,162 +302,57 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     if m == 0:
         return SearchResult(1.0 + lam, 1.0 + lam, "optimal", {"rows": np.arange(n)},
                             {"subproblems": 0, "expansions": 0, "bounds": 0, "seconds": time.perf_counter() - t0})
-    y_scaled = (y - centre) / scale
-    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, w, loss_kind)
-    class_of_row = row_class[merged_row]  # the class of every input row
-    n_classes = uniq.shape[0]
-    n_words = (n_classes + 63) // 64
-    fbits = _bitsets(uniq.astype(bool), n_words)
-    if loss_kind == LOSS_ABSOLUTE:
-        order = np.argsort(y_scaled, kind="stable")
-        rows_class = row_class[order].astype(np.int64)
-        rows_y = y_scaled[order]
-        rows_w = w[order]
-    else:
-        rows_class = np.zeros(0, dtype=np.int64)
-        rows_y = np.zeros(0)
-        rows_w = np.zeros(0)
-    xc = uniq.astype(np.uint8)
-
-    unlimited = depth_limit is None
-    root_depth = _search.UNLIMITED if unlimited else int(depth_limit)
-    max_frames = (m + 2) if unlimited else min(int(depth_limit), m) + 2
-    root_words = np.zeros(n_words, dtype=np.uint64)
-    for c in range(n_classes):
-        root_words[c // 64] |= np.uint64(1) << np.uint64(c % 64)
-
-    cap = 1 << 12
-    keys, depth, lbs, vals, feat = _new_table(cap, n_words)
-    counters = np.zeros(4, dtype=np.int64)
-    counters[3] = int(cap * 0.6)
-    st_words = np.zeros((max_frames, n_words), dtype=np.uint64)
-    st_d = np.zeros(max_frames, dtype=np.int64)
-    st_ub = np.zeros(max_frames)
-    st_best = np.zeros(max_frames)
-    st_bestf = np.full(max_frames, -1, dtype=np.int64)
-    st_nf = np.full(max_frames, -1, dtype=np.int64)
-    st_pos = np.zeros(max_frames, dtype=np.int64)
-    st_phase = np.zeros(max_frames, dtype=np.int64)
-    st_v0 = np.zeros(max_frames)
-    st_order = np.zeros((max_frames, max(m, 1)), dtype=np.int64)
-    st_lb0 = np.zeros((max_frames, max(m, 1)))
-    st_lb1 = np.zeros((max_frames, max(m, 1)))
-    st_ref = np.zeros((max_frames, max(m, 1)), dtype=np.int64)
-    st_top = np.zeros(2, dtype=np.int64)
-    st_words[0] = root_words
-    st_d[0] = root_depth
-    st_ub[0] = np.inf
-    st_top[0] = 1
-
+    prep = _prepare(Xb, y, w, merged_row, loss_kind, BOUNDS[bound], lam, depth_limit, centre, scale)
+    problem = prep.problem
+    n_words = problem.feature_bits.shape[1]
+    n_frames = (m + 2) if problem.unlimited else min(int(depth_limit), m) + 2
+    memo = _new_memo(1 << 12, n_words)
+    frames = _new_frames(n_frames, n_words, m, prep.root_words, prep.root_depth)
     deadline = None if time_limit is None else t0 + float(time_limit)
     mem_bytes = None if memory_limit is None else float(memory_limit) * 1e6
-    steps = 32
-    status = "optimal"
-    while True:
-        tc = time.perf_counter()
-        code = _search.search(
-            loss_kind, bound_kind, lam, unlimited, xc, fbits, cw, cs, cq, cmean, cwithin, rows_class, rows_y, rows_w,
-            keys, depth, lbs, vals, feat, counters,
-            st_words, st_d, st_ub, st_best, st_bestf, st_nf, st_pos, st_phase, st_v0, st_order, st_lb0, st_lb1,
-            st_ref, st_top, steps,
-        )
-        if code == _search.DONE:
-            break
-        if code == _search.NEED_SPACE:
-            new_cap = cap * 2 if cap >= 1 << 20 else cap * 4
-            if mem_bytes is not None and new_cap * _entry_bytes(n_words) > mem_bytes:
-                status = "memory_limit"
-                break
-            table = _new_table(new_cap, n_words)
-            _search.rehash(keys, depth, lbs, vals, feat, *table)
-            keys, depth, lbs, vals, feat = table
-            cap = new_cap
-            counters[3] = int(cap * 0.6)
-        else:
-            elapsed = time.perf_counter() - tc
-            if elapsed < 0.05:
-                steps = min(steps * 2, 1 << 22)
-            elif elapsed > 0.2 and steps > 16:
-                steps //= 2
-        if deadline is not None and time.perf_counter() >= deadline:
-            status = "time_limit"
-            break
+    status, memo = _run(problem, memo, frames, deadline, mem_bytes)
 
-    root_slot = _search.lookup(keys, depth, root_words, root_depth)
-    if status == "optimal":
-        objective = float(vals[root_slot])
-        lower = objective
-        root_feature = int(feat[root_slot])
-    else:
-        top = int(st_top[0])
-        top_slot = _search.lookup(keys, depth, st_words[top - 1], st_d[top - 1])
-        top_lb = float(lbs[top_slot]) if top_slot >= 0 else 0.0
-        lower = float(_search.stack_lower_bound(st_best, st_ub, st_nf, st_pos, st_phase, st_v0, st_lb0, st_lb1,
-                                                top, top_lb))
-        if root_slot >= 0:
-            lower = max(lower, float(lbs[root_slot]))
-        if top > 1 or st_nf[0] >= 0:
-            objective = float(st_best[0])
-            root_feature = int(st_bestf[0])
-        else:
-            objective = 1.0 + lam  # the one-leaf tree
-            root_feature = -1
-
-    def build(words, d, rows, is_root):
-        f = root_feature if is_root else -1
-        if not is_root and d != 0:
-            slot = _search.lookup(keys, depth, words, d)
-            f = int(feat[slot]) if slot >= 0 and vals[slot] < np.inf else -1
-        if f < 0 or d == 0:
-            return {"rows": rows}
-        dc = d if unlimited else d - 1
-        right = words & fbits[f]
-        left = words & ~fbits[f]
-        hit = Xb_all[rows, f] == 1
-        return {"feature": f, "false": build(left, dc, rows[~hit], False), "true": build(right, dc, rows[hit], False)}
-
-    root = build(root_words, root_depth, np.arange(n), True)
+    objective, lower, root_feature = _root_result(memo, frames, prep, lam, status)
+    build = _tree_builder(memo, problem, Xb_all, root_feature)
+    root = build(prep.root_words, prep.root_depth, np.arange(n), True)
     if status != "optimal":
         # a stopped depth-first search may not have completed a good tree at the root yet:
         # complete one greedily, reusing every subtree the search has solved exactly
         def solved(words, d):
-            slot = _search.lookup(keys, depth, words, d)
-            return slot >= 0 and vals[slot] < np.inf, (float(vals[slot]) if slot >= 0 else np.inf)
+            slot = _search.lookup(memo, words, d)
+            return slot >= 0 and memo.value[slot] < np.inf, (float(memo.value[slot]) if slot >= 0 else np.inf)
 
-        value, greedy = _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, loss_kind, lam,
-                                     root_words,
-                                     root_depth, unlimited, solved, build)
+        value, greedy = _greedy_tree(prep, lam, solved, build)
         if value < objective - 1e-12:
             objective, root = value, greedy
+    cap = memo.depth.shape[0]
+    counters = memo.counters
     stats = {"subproblems": int(counters[0]), "expansions": int(counters[1]), "bounds": int(counters[2]),
              "table_capacity": cap, "table_megabytes": cap * _entry_bytes(n_words) / 1e6,
-             "classes": n_classes, "seconds": time.perf_counter() - t0}
-    table = None
-    if keep_table:
-        used = np.nonzero(depth != -1)[0]
-        bits = np.unpackbits(keys[used].view(np.uint8), axis=1, bitorder="little")[:, :n_classes].astype(bool)
-        table = {"rows": [np.nonzero(b[class_of_row])[0] for b in bits], "depth": depth[used].astype(np.int64),
-                 "lower_bound": lbs[used].copy(), "value": vals[used].copy()}
+             "classes": problem.class_weight.shape[0], "seconds": time.perf_counter() - t0}
+    table = _memo_table(memo, prep.class_of_row) if keep_table else None
     return SearchResult(objective, lower, status, root, stats, table)
 
 
-def _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, loss_kind, lam, root_words, root_depth,
-                 unlimited, solved, build):
+def _greedy_tree(prep, lam, solved, build):
     """A good tree by greedy splitting (CART's criterion) pruned bottom-up, for stopped searches.
 
-    ``row_class``, ``y_scaled`` and ``w`` describe the merged rows, ``class_of_row`` the input
-    rows (the leaves list those). Subproblems the search solved exactly are taken from the
-    memo table (``solved``/``build``). Returns the tree's objective and its nested split dictionary.
+    Subproblems the search solved exactly are taken from the memo table (``solved``/``build``);
+    the leaves list input rows. Returns the tree's objective and its nested split dictionary.
     """
+    problem = prep.problem
+    xc = problem.class_features
+    cw, cs, cq = problem.class_weight, problem.class_sum, problem.class_sumsq
+    row_class, class_of_row, y_scaled, w = prep.row_class, prep.class_of_row, prep.y_scaled, prep.w
     n_classes = cw.shape[0]
-    n_words = root_words.shape[0]
+    n_words = prep.root_words.shape[0]
 
     def leaf(mask):
-        if loss_kind == LOSS_SQUARED:
+        if problem.loss_kind == LOSS_SQUARED:
             total, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
             return max(q - s_ * s_ / total, 0.0) if total > 0 else 0.0
         rows = mask[row_class]
-        return _node_loss(y_scaled[rows], w[rows], loss_kind, 1.0) if rows.any() else 0.0
+        return _node_loss(y_scaled[rows], w[rows], problem.loss_kind, 1.0) if rows.any() else 0.0
 
     def words_of(mask):
         bits = np.zeros(n_words * 64, dtype=bool)
@@ -350,14 +378,14 @@ def _greedy_tree(xc, fbits, cw, cs, cq, row_class, class_of_row, y_scaled, w, lo
                     choice, choice_loss = j, split_loss
         if choice < 0:
             return best
-        dc = d if unlimited else d - 1
+        dc = d if problem.unlimited else d - 1
         v1, t1 = grow(mask & (xc[:, choice] == 1), dc)
         v0, t0 = grow(mask & (xc[:, choice] == 0), dc)
         if v0 + v1 < best[0]:
             return v0 + v1, {"feature": choice, "false": t0, "true": t1}
         return best
 
-    return grow(np.ones(n_classes, dtype=bool), root_depth)
+    return grow(np.ones(n_classes, dtype=bool), prep.root_depth)
 
 
 def warm_up():
@@ -371,17 +399,10 @@ def warm_up():
     solve(Xb, y, 0.01, None)
     solve(Xb, y, 0.01, 2)
     solve(Xb, y, 0.01, 2, loss="absolute")
-    table = _new_table(8, 1)
-    _search.rehash(*table, *_new_table(16, 1))
-    frames = np.zeros(2)
-    counts = np.zeros(2, dtype=np.int64)
-    _search.stack_lower_bound(frames, frames, counts, counts, counts, frames, np.zeros((2, 1)), np.zeros((2, 1)),
-                              1, 0.0)
-
-
-def _new_table(cap, n_words):
-    return (np.zeros((cap, n_words), dtype=np.uint64), np.full(cap, -1, dtype=np.int32), np.zeros(cap),
-            np.full(cap, np.inf), np.full(cap, -2, dtype=np.int32))
+    _search.rehash(_new_memo(8, 1), _new_memo(16, 1))
+    root = np.ones(1, dtype=np.uint64)
+    frames = _new_frames(2, 1, 1, root, 1)
+    _search.stack_lower_bound(frames, 0.0)
 
 
 # ----------------------------------------------------------------------------------------------

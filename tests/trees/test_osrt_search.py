@@ -81,16 +81,18 @@ def test_lower_bounds_never_exceed_the_optimum(loss, weighted):
             if subset.size == 0:
                 continue
             words = _bitsets(np.isin(np.arange(n_classes), subset)[:, None], 1)[0]
+            fbits = _bitsets(uniq.astype(bool), 1)
             rows = np.nonzero(np.isin(row_class, subset))[0]
             for d in (0, 1, 2, 3, _search.UNLIMITED):
                 opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else d, loss, rows=rows,
                                             sample_weight=w)
                 # the oracle normalises by the loss of all rows, as the search does
                 for kind in (_search.BOUND_KMEANS, _search.BOUND_EQUIVALENT, _search.BOUND_NONE):
-                    members = np.empty(n_classes, dtype=np.int64)
+                    problem = _search.make_problem(loss_kind, kind, lam, d == _search.UNLIMITED, uniq, fbits, cw, cs,
+                                                   cq, cmean, cwithin, rows_class, rows_y, w[order])
                     buf = max(n_classes, len(y))
-                    lb = _search.lower_bound(kind, loss_kind, words, d, lam, cw, cmean, cwithin, rows_class, rows_y,
-                                             w[order], members, np.empty(buf), np.empty(buf))
+                    lb = _search.lower_bound(problem, words, d, np.empty(n_classes, dtype=np.int64), np.empty(buf),
+                                             np.empty(buf))
                     assert lb <= opt + 1e-9, (seed, d, kind)
                     checked += 1
     assert checked > 500
