@@ -91,11 +91,12 @@ def _authors_convention(problem):
     T = problem.tables.leaf_table.copy()
     T[:, 0] = 0.0
     tables = dataclasses.replace(problem.tables, leaf_table=T, leaf_table_t=np.ascontiguousarray(T.T))
-    G, PP = _cbcd.gram_tables(problem.leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
+    gram, prefix_norms = _cbcd.gram_tables(problem.leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
     w = tables.layer_nodes.astype(np.float64)
     w[:, 0] = 0.0
     wcum = np.hstack([np.zeros((w.shape[0], 1)), np.cumsum(w, axis=1)])
-    return dataclasses.replace(problem, tables=tables, G=G, PP=PP, wcum=wcum, K=float(w.sum()))
+    return dataclasses.replace(problem, tables=tables, gram=gram, prefix_norms=prefix_norms, wcum=wcum,
+                               K=float(w.sum()))
 
 
 def _timed(fn):

@@ -500,7 +500,7 @@ def test_equations_without_sympy_column_are_parsed():
 
 
 def _cbcd_problem(seed, n=6, L=4, m=60):
-    """A random factored ensemble (leaves, T, loff) with layer weights, as ``_cbcd`` takes it.
+    """A random factored ensemble (leaves, T, leaf_offset) with layer weights, as ``_cbcd`` takes it.
 
     ``T`` is the transposed leaf table, (L, n_leaves_total), C-contiguous like
     ``EnsembleTables.leaf_table_t``.
@@ -508,18 +508,18 @@ def _cbcd_problem(seed, n=6, L=4, m=60):
     rng = np.random.default_rng(seed)
     n_layers = rng.integers(1, L + 1, size=n).astype(np.int64)
     n_leaves = rng.integers(1, 6, size=n)
-    loff = np.concatenate([[0], np.cumsum(n_leaves)]).astype(np.int64)
-    T = rng.normal(size=(L, int(loff[-1])))
+    leaf_offset = np.concatenate([[0], np.cumsum(n_leaves)]).astype(np.int64)
+    T = rng.normal(size=(L, int(leaf_offset[-1])))
     leaves = np.empty((n, m), dtype=np.int64)
     w = rng.uniform(0.1, 1.0, size=(n, L))
     for i in range(n):
-        T[n_layers[i]:, loff[i]:loff[i + 1]] = 0.0
+        T[n_layers[i]:, leaf_offset[i]:leaf_offset[i + 1]] = 0.0
         leaves[i] = rng.integers(0, n_leaves[i], size=m)
         w[i, n_layers[i]:] = 0.0
-    dense = np.stack([T[:, loff[i] + leaves[i]].T for i in range(n)])  # (n, m, L)
+    dense = np.stack([T[:, leaf_offset[i] + leaves[i]].T for i in range(n)])  # (n, m, L)
     target = dense.sum(axis=(0, 2)) + 0.3 * rng.normal(size=m)
     wcum = np.hstack([np.zeros((n, 1)), np.cumsum(w, axis=1)])
-    return (leaves, T, loff), n_layers, target, wcum, float(w.sum())
+    return (leaves, T, leaf_offset), n_layers, target, wcum, float(w.sum())
 
 
 @pytest.mark.julia
@@ -530,13 +530,13 @@ def test_julia_cbcd_equals_native(seed, mode):
 
     fac, n_layers, target, wcum, K = _cbcd_problem(seed)
     n = fac[0].shape[0]
-    G, PP = _cbcd.gram_tables(*fac, n_layers)
+    gram, prefix_norms = _cbcd.gram_tables(*fac, n_layers)
     Gj, PPj = _cbcd_julia.gram_tables(*fac, n_layers)
-    np.testing.assert_allclose(Gj, G, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(PPj, PP, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(Gj, gram, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(PPj, prefix_norms, rtol=1e-10, atol=1e-10)
     gamma = 0.7
-    amax = _cbcd.alpha_max(*fac, PP, wcum, n_layers, target, gamma, K)
-    assert _cbcd_julia.alpha_max(*fac, PP, wcum, n_layers, target, gamma, K) == pytest.approx(amax, rel=1e-10)
+    amax = _cbcd.alpha_max(*fac, prefix_norms, wcum, n_layers, target, gamma, K)
+    assert _cbcd_julia.alpha_max(*fac, prefix_norms, wcum, n_layers, target, gamma, K) == pytest.approx(amax, rel=1e-10)
     layers = np.random.default_rng(seed).integers(0, n_layers + 1).astype(np.int64)
     idx = np.array([n - 1, 0, 2], dtype=np.int64)
     np.testing.assert_allclose(_cbcd_julia.stack_truncated(*fac, layers, idx),
@@ -550,8 +550,8 @@ def test_julia_cbcd_equals_native(seed, mode):
             beta = np.ones(n) if mode == 0 else np.zeros(n)
             R = engine.residual(*fac, target, layers, beta, gamma)
             history = np.full(100, np.nan)
-            sweeps = engine.cbcd(*fac, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, 0, 100,
-                                 history)
+            sweeps = engine.cbcd(*fac, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2,
+                                 mode, 0, 100, history)
             obj = engine.objective(R, layers, beta, wcum, pen_scale, alpha2, mode)
             runs.append((sweeps, layers, beta, R, history, obj))
         (s_n, l_n, b_n, R_n, h_n, o_n), (s_j, l_j, b_j, R_j, h_j, o_j) = runs
@@ -566,7 +566,7 @@ def test_julia_cbcd_equals_native(seed, mode):
         layers = np.zeros(n, dtype=np.int64)
         beta = np.ones(n)
         R = engine.residual(*fac, target, layers, beta, gamma)
-        engine.cbcd(*fac, G, PP, wcum, n_layers, R, layers, beta, gamma, 0.0, 0.0, 0, 2, 100, np.empty(0))
+        engine.cbcd(*fac, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma, 0.0, 0.0, 0, 2, 100, np.empty(0))
         assert np.count_nonzero(layers) <= 2
 
 

@@ -7,10 +7,10 @@ layers. ``mode`` selects the variant: ``PLAIN`` (beta = 1, problem 1), ``RIDGE``
 joint prune-and-polish problem 5 with rho = 2 or 0, one beta per tree).
 
 The depth-difference matrices come factored, ``D_i = E_i T_i``: ``leaves[i, j]`` is the leaf of row
-``j`` in tree ``i`` and ``T[:, loff[i] + a]`` the depth-difference row of leaf ``a`` (``T`` is the
+``j`` in tree ``i`` and ``T[:, leaf_offset[i] + a]`` the depth-difference row of leaf ``a`` (``T`` is the
 transposed leaf table, (n_layers, n_leaves_total), so one layer of one tree is contiguous; see
 ``_depth_matrices``). ``R`` is the full residual ``t - gamma sum_i beta_i D_i z_i``, kept up to
-date; ``G[i] = D_i^T D_i`` and ``PP[i, k] = ||D_i z_k||^2`` are precomputed. A block update needs
+date; ``gram[i] = D_i^T D_i`` and ``prefix_norms[i, k] = ||D_i z_k||^2`` are precomputed. A block update needs
 ``c = D_i^T R``, i.e. one O(m) pass summing ``R`` per leaf and an O(leaves d) product, plus O(d^2)
 arithmetic for all d + 1 candidates; the residual is only touched (O(m)) when the block changes.
 """
@@ -41,57 +41,57 @@ def _leaf_sums(leaves_i, R, out, n_leaves):
 
 
 @njit
-def gram_tables(leaves, T, loff, n_layers):
-    """Per-tree Gram matrices ``G`` (n, L, L) and prefix norms ``PP`` (n, L + 1)."""
+def gram_tables(leaves, T, leaf_offset, n_layers):
+    """Per-tree Gram matrices ``gram`` (n, L, L) and prefix norms ``prefix_norms`` (n, L + 1)."""
     n, m = leaves.shape
     L = T.shape[0]
-    G = np.zeros((n, L, L))
-    PP = np.zeros((n, L + 1))
+    gram = np.zeros((n, L, L))
+    prefix_norms = np.zeros((n, L + 1))
     for i in range(n):
-        nl = loff[i + 1] - loff[i]
+        nl = leaf_offset[i + 1] - leaf_offset[i]
         cnt = np.zeros(nl)
         for j in range(m):
             cnt[leaves[i, j]] += 1.0
         for a in range(nl):
             if cnt[a] == 0.0:
                 continue
-            col = loff[i] + a
+            col = leaf_offset[i] + a
             for l in range(n_layers[i]):
                 for lp in range(l + 1):
-                    G[i, l, lp] += cnt[a] * T[l, col] * T[lp, col]
+                    gram[i, l, lp] += cnt[a] * T[l, col] * T[lp, col]
             pref = 0.0
             for k in range(1, n_layers[i] + 1):
                 pref += T[k - 1, col]
-                PP[i, k] += cnt[a] * pref * pref
+                prefix_norms[i, k] += cnt[a] * pref * pref
         for l in range(n_layers[i]):
             for lp in range(l):
-                G[i, lp, l] = G[i, l, lp]
+                gram[i, lp, l] = gram[i, l, lp]
         for k in range(n_layers[i] + 1, L + 1):
-            PP[i, k] = PP[i, n_layers[i]]
-    return G, PP
+            prefix_norms[i, k] = prefix_norms[i, n_layers[i]]
+    return gram, prefix_norms
 
 
 @njit
-def tree_column(leaves, T, loff, i, k, scale, out):
+def tree_column(leaves, T, leaf_offset, i, k, scale, out):
     """``out += scale * D_i z_k`` (tree ``i`` truncated to ``k`` layers)."""
-    nl = loff[i + 1] - loff[i]
+    nl = leaf_offset[i + 1] - leaf_offset[i]
     vals = np.zeros(nl)
     for a in range(nl):
         acc = 0.0
         for l in range(k):
-            acc += T[l, loff[i] + a]
+            acc += T[l, leaf_offset[i] + a]
         vals[a] = scale * acc
     for j in range(out.shape[0]):
         out[j] += vals[leaves[i, j]]
 
 
 @njit
-def residual(leaves, T, loff, target, layers, beta, gamma):
+def residual(leaves, T, leaf_offset, target, layers, beta, gamma):
     """``target - gamma sum_i beta_i D_i z_i``."""
     R = target.copy()
     for i in range(leaves.shape[0]):
         if layers[i] > 0 and beta[i] != 0.0:
-            tree_column(leaves, T, loff, i, layers[i], -gamma * beta[i], R)
+            tree_column(leaves, T, leaf_offset, i, layers[i], -gamma * beta[i], R)
     return R
 
 
@@ -117,9 +117,9 @@ def objective(R, layers, beta, wcum, pen_scale, alpha2, mode):
 
 
 @njit
-def set_block(leaves, T, loff, R, i, k_old, b_old, k_new, b_new, gamma):
+def set_block(leaves, T, leaf_offset, R, i, k_old, b_old, k_new, b_new, gamma):
     """Move block ``i`` from (k_old, b_old) to (k_new, b_new), updating the residual in place."""
-    nl = loff[i + 1] - loff[i]
+    nl = leaf_offset[i + 1] - leaf_offset[i]
     delta = np.zeros(nl)
     top = max(k_old, k_new)
     nonzero = False
@@ -128,15 +128,15 @@ def set_block(leaves, T, loff, R, i, k_old, b_old, k_new, b_new, gamma):
         if coef != 0.0:
             nonzero = True
             for a in range(nl):
-                delta[a] += coef * T[l, loff[i] + a]
+                delta[a] += coef * T[l, leaf_offset[i] + a]
     if nonzero:
         for j in range(R.shape[0]):
             R[j] += delta[leaves[i, j]]
 
 
 @njit
-def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale, alpha2,
-                 mode, max_trees, n_active, c, cross, sums):
+def block_update(i, leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, RR, layers, beta, gamma,
+                 pen_scale, alpha2, mode, max_trees, n_active, c, cross, sums):
     """Exact update of block ``i``: enumerate its d+1 monotone candidates (and beta in joint modes).
 
     ``RR`` is ``||R||^2``; ``c``, ``cross`` and ``sums`` are work arrays of length L, L + 1 and the
@@ -146,9 +146,9 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
     Li = n_layers[i]
     ki = layers[i]
     bi = beta[i] if ki > 0 else 0.0
-    nl = loff[i + 1] - loff[i]
+    nl = leaf_offset[i + 1] - leaf_offset[i]
     _leaf_sums(leaves[i], R, sums, nl)
-    start = loff[i]
+    start = leaf_offset[i]
     for l in range(Li):
         c[l] = _dot(T[l, start:start + nl], sums)
     # r = R + gamma*bi*P_ki is the residual without tree i; a_l = D_i[:, l] . r
@@ -157,21 +157,21 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
         sc = 0.0
         for l in range(ki):
             sc += c[l]
-        rr = RR + 2.0 * gamma * bi * sc + gamma * gamma * bi * bi * PP[i, ki]
+        rr = RR + 2.0 * gamma * bi * sc + gamma * gamma * bi * bi * prefix_norms[i, ki]
     cross[0] = 0.0
     for l in range(Li):
         a = c[l]
         if ki > 0:
             g = 0.0
             for lp in range(ki):
-                g += G[i, l, lp]
+                g += gram[i, l, lp]
             a += gamma * bi * g
         cross[l + 1] = cross[l] + a
     inv_m = 1.0 / m
     if ki == 0:
         cur = rr * inv_m + pen_scale * wcum[i, 0]
     else:
-        cur = (rr - 2.0 * gamma * bi * cross[ki] + gamma * gamma * bi * bi * PP[i, ki]) * inv_m
+        cur = (rr - 2.0 * gamma * bi * cross[ki] + gamma * gamma * bi * bi * prefix_norms[i, ki]) * inv_m
         cur += pen_scale * wcum[i, ki]
         if mode == RIDGE:
             cur += alpha2 * bi * bi
@@ -189,7 +189,7 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
             val = rr * inv_m + pen_scale * wcum[i, 0]
             b = 1.0 if mode == PLAIN else 0.0
         else:
-            pk = PP[i, k]
+            pk = prefix_norms[i, k]
             ck = cross[k]
             if mode == PLAIN:
                 b = 1.0
@@ -211,11 +211,11 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
             best_b = b
     if best_k == ki and (best_b == beta[i] or ki == 0):
         return False, RR, n_active
-    set_block(leaves, T, loff, R, i, ki, bi, best_k, best_b if best_k > 0 else 0.0, gamma)
+    set_block(leaves, T, leaf_offset, R, i, ki, bi, best_k, best_b if best_k > 0 else 0.0, gamma)
     if best_k == 0:
         new_rr = rr
     else:
-        new_rr = rr - 2.0 * best_b * gamma * cross[best_k] + best_b * best_b * gamma * gamma * PP[i, best_k]
+        new_rr = rr - 2.0 * best_b * gamma * cross[best_k] + best_b * best_b * gamma * gamma * prefix_norms[i, best_k]
     if ki == 0 and best_k > 0:
         n_active += 1
     elif ki > 0 and best_k == 0:
@@ -226,8 +226,8 @@ def block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
 
 
 @njit
-def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
-         max_sweeps, history):
+def cbcd(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode,
+         max_trees, max_sweeps, history):
     """Cyclic sweeps over all blocks until a full cycle of block updates changes nothing.
 
     The cycle is counted from the last change: once the ``n - 1`` blocks after it have been
@@ -243,7 +243,7 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
     cross = np.empty(L + 1)
     max_leaves = 1
     for i in range(n):
-        max_leaves = max(max_leaves, loff[i + 1] - loff[i])
+        max_leaves = max(max_leaves, leaf_offset[i + 1] - leaf_offset[i])
     sums = np.empty(max_leaves)
     n_active = 0
     for i in range(n):
@@ -254,9 +254,9 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
         RR = _dot(R, R)
         done = False
         for i in range(n):
-            changed, RR, n_active = block_update(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
-                                                 gamma, pen_scale, alpha2, mode, max_trees, n_active, c, cross,
-                                                 sums)
+            changed, RR, n_active = block_update(i, leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R,
+                                                 RR, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
+                                                 n_active, c, cross, sums)
             unchanged = 0 if changed else unchanged + 1
             if unchanged >= n:
                 done = True
@@ -269,33 +269,33 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
 
 
 @njit
-def stack_truncated(leaves, T, loff, layers, idx):
+def stack_truncated(leaves, T, leaf_offset, layers, idx):
     """Columns ``D_i z_i`` (tree ``i`` truncated to its kept layers) for the trees ``idx``: (m, len(idx))."""
     m = leaves.shape[1]
     Q = np.zeros((idx.shape[0], m))
     for col in range(idx.shape[0]):
-        tree_column(leaves, T, loff, idx[col], layers[idx[col]], 1.0, Q[col])
+        tree_column(leaves, T, leaf_offset, idx[col], layers[idx[col]], 1.0, Q[col])
     return Q.T.copy()
 
 
 @njit
-def alpha_max(leaves, T, loff, PP, wcum, n_layers, target, gamma, K):
+def alpha_max(leaves, T, leaf_offset, prefix_norms, wcum, n_layers, target, gamma, K):
     """Smallest alpha at which no single tree improves on the empty model (problem 1)."""
     n = leaves.shape[0]
     m = target.shape[0]
     best = 0.0
     max_leaves = 1
     for i in range(n):
-        max_leaves = max(max_leaves, loff[i + 1] - loff[i])
+        max_leaves = max(max_leaves, leaf_offset[i + 1] - leaf_offset[i])
     sums = np.empty(max_leaves)
     for i in range(n):
-        nl = loff[i + 1] - loff[i]
+        nl = leaf_offset[i + 1] - leaf_offset[i]
         _leaf_sums(leaves[i], target, sums, nl)
         acc = 0.0
         for k in range(1, n_layers[i] + 1):
             for a in range(nl):
-                acc += T[k - 1, loff[i] + a] * sums[a]
-            gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k]) / m
+                acc += T[k - 1, leaf_offset[i] + a] * sums[a]
+            gain = (2.0 * gamma * acc - gamma * gamma * prefix_norms[i, k]) / m
             if gain > 0.0 and wcum[i, k] > 0.0:
                 a_k = gain * K / wcum[i, k]
                 if a_k > best:

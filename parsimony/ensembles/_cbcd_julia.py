@@ -21,19 +21,19 @@ def _i64(a) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.int64)
 
 
-def gram_tables(leaves, T, loff, n_layers):
+def gram_tables(leaves, T, leaf_offset, n_layers):
     """Julia twin of :func:`parsimony.ensembles._cbcd.gram_tables`.
 
     As for every CBCD twin, ``T`` is the transposed leaf table, (n_layers, n_leaves_total)
     (``EnsembleTables.leaf_table_t``); Julia reads it with the same (layer, leaf) indexing.
     """
-    G, PP = _julia.kernels().gram_tables(_i64(leaves), _f64(T), _i64(loff), _i64(n_layers))
-    return np.array(G, dtype=np.float64), np.array(PP, dtype=np.float64)
+    gram, prefix_norms = _julia.kernels().gram_tables(_i64(leaves), _f64(T), _i64(leaf_offset), _i64(n_layers))
+    return np.array(gram, dtype=np.float64), np.array(prefix_norms, dtype=np.float64)
 
 
-def residual(leaves, T, loff, target, layers, beta, gamma):
+def residual(leaves, T, leaf_offset, target, layers, beta, gamma):
     """Julia twin of :func:`parsimony.ensembles._cbcd.residual`."""
-    R = _julia.kernels().residual(_i64(leaves), _f64(T), _i64(loff), _f64(target), _i64(layers), _f64(beta),
+    R = _julia.kernels().residual(_i64(leaves), _f64(T), _i64(leaf_offset), _f64(target), _i64(layers), _f64(beta),
                                   float(gamma))
     return np.array(R, dtype=np.float64)
 
@@ -44,15 +44,15 @@ def objective(R, layers, beta, wcum, pen_scale, alpha2, mode):
                                             float(alpha2), int(mode)))
 
 
-def stack_truncated(leaves, T, loff, layers, idx):
+def stack_truncated(leaves, T, leaf_offset, layers, idx):
     """Julia twin of :func:`parsimony.ensembles._cbcd.stack_truncated` (``idx``: 0-based tree indices)."""
-    Q = _julia.kernels().stack_truncated(_i64(leaves), _f64(T), _i64(loff), _i64(layers), _i64(idx))
+    Q = _julia.kernels().stack_truncated(_i64(leaves), _f64(T), _i64(leaf_offset), _i64(layers), _i64(idx))
     return np.array(Q, dtype=np.float64)
 
 
-def alpha_max(leaves, T, loff, PP, wcum, n_layers, target, gamma, K):
+def alpha_max(leaves, T, leaf_offset, prefix_norms, wcum, n_layers, target, gamma, K):
     """Julia twin of :func:`parsimony.ensembles._cbcd.alpha_max`."""
-    return float(_julia.kernels().alpha_max(_i64(leaves), _f64(T), _i64(loff), _f64(PP), _f64(wcum),
+    return float(_julia.kernels().alpha_max(_i64(leaves), _f64(T), _i64(leaf_offset), _f64(prefix_norms), _f64(wcum),
                                             _i64(n_layers), _f64(target), float(gamma), float(K)))
 
 
@@ -62,8 +62,8 @@ def _inplace(a, dtype, name):
     return a
 
 
-def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode, max_trees,
-         max_sweeps, history):
+def cbcd(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode,
+         max_trees, max_sweeps, history):
     """Julia twin of :func:`parsimony.ensembles._cbcd.cbcd`.
 
     ``R``, ``layers``, ``beta`` and ``history`` are updated in place (juliacall hands Julia a
@@ -74,9 +74,9 @@ def cbcd(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_sca
     layers = _inplace(layers, np.int64, "layers")
     beta = _inplace(beta, np.float64, "beta")
     history = _inplace(history, np.float64, "history")
-    sweeps = _julia.kernels().cbcd_b(_i64(leaves), _f64(T), _i64(loff), _f64(G), _f64(PP), _f64(wcum),
-                                     _i64(n_layers), R, layers, beta, float(gamma), float(pen_scale), float(alpha2),
-                                     int(mode), int(max_trees), int(max_sweeps), history)
+    sweeps = _julia.kernels().cbcd_b(_i64(leaves), _f64(T), _i64(leaf_offset), _f64(gram), _f64(prefix_norms),
+                                     _f64(wcum), _i64(n_layers), R, layers, beta, float(gamma), float(pen_scale),
+                                     float(alpha2), int(mode), int(max_trees), int(max_sweeps), history)
     return int(sweeps)
 
 

@@ -54,8 +54,8 @@ class PruningProblem:
 
     tables: EnsembleTables
     leaves: np.ndarray  # (n_trees, m) int32 leaf of each row: D_i = E_i T_i
-    G: np.ndarray
-    PP: np.ndarray
+    gram: np.ndarray  # (n_trees, n_layers, n_layers) gram[i] = D_i^T D_i
+    prefix_norms: np.ndarray  # (n_trees, n_layers + 1) prefix_norms[i, k] = ||D_i z_k||^2
     wcum: np.ndarray  # (n_trees, n_layers + 1) cumulative penalty weights
     ncum: np.ndarray  # (n_trees, n_layers + 1) cumulative node counts
     K: float
@@ -81,7 +81,7 @@ class PruningProblem:
 def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> PruningProblem:
     """Depth-difference matrices, Gram tables and layer weights for ``X``, ``y``."""
     leaves = leaf_indices(tables, X)
-    G, PP = _cbcd.gram_tables(leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
+    gram, prefix_norms = _cbcd.gram_tables(leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
     w, K = layer_weights(tables, weighting)
     zeros = np.zeros((w.shape[0], 1))
     wcum = np.hstack([zeros, np.cumsum(w, axis=1)])
@@ -94,7 +94,8 @@ def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> Prun
         full = tables.leaf_table.sum(axis=1)[tables.leaf_offset[:-1, None] + leaves]
         errors = ((full - np.asarray(y, dtype=np.float64)[None, :]) ** 2).mean(axis=1)
         swap_order = np.argsort(errors, kind="stable")
-    return PruningProblem(tables, leaves, G, PP, wcum, ncum, K, tables.gamma, target, swap_order.astype(np.int64))
+    return PruningProblem(tables, leaves, gram, prefix_norms, wcum, ncum, K, tables.gamma, target,
+                          swap_order.astype(np.int64))
 
 
 @dataclass
@@ -150,7 +151,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
     if mt and np.count_nonzero(layers) > mt:
         raise ValueError("warm start keeps more trees than max_trees")
     fac = problem.factors
-    args = (*fac, problem.G, problem.PP, problem.wcum, problem.n_layers)
+    args = (*fac, problem.gram, problem.prefix_norms, problem.wcum, problem.n_layers)
     if residual0 is None:
         R = _cbcd.residual(*fac, problem.target, layers, beta, problem.gamma)
     else:
@@ -174,14 +175,14 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
             status = "time_limit"
             break
         xi = int(kept[rng.integers(kept.size)])
-        istar = int(empty[0])
+        entering = int(empty[0])
         _cbcd.set_block(*fac, R, xi, layers[xi], beta[xi], 0, 0.0, problem.gamma)
         layers[xi] = 0
         beta[xi] = 1.0 if mode == _cbcd.PLAIN else 0.0
-        full = int(problem.n_layers[istar])
-        _cbcd.set_block(*fac, R, istar, 0, 0.0, full, 1.0, problem.gamma)
-        layers[istar] = full
-        beta[istar] = 1.0
+        full = int(problem.n_layers[entering])
+        _cbcd.set_block(*fac, R, entering, 0, 0.0, full, 1.0, problem.gamma)
+        layers[entering] = full
+        beta[entering] = 1.0
         sweeps, swap_status = _run_cbcd(cbcd, args, R, layers, beta, problem.gamma, pen_scale, alpha2, mode, mt,
                                         scratch, deadline)
         total_sweeps += sweeps
@@ -490,8 +491,8 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
         if alphas is None:
-            amax = _cbcd.alpha_max(*problem.factors, problem.PP, problem.wcum, problem.n_layers, problem.target,
-                                   problem.gamma, problem.K)
+            amax = _cbcd.alpha_max(*problem.factors, problem.prefix_norms, problem.wcum, problem.n_layers,
+                                   problem.target, problem.gamma, problem.K)
             amax = amax if amax > 0 else 1.0
             alphas = np.geomspace(amax, amax * 1e-4, 50)
         alphas = np.sort(check_array_1d(alphas, "alphas"))[::-1]

@@ -99,9 +99,9 @@ def test_depth_matrices_reproduce_truncated_and_full_predictions(name):
 
 def _dense(problem):
     """Dense D (n_trees, n_layers, m) rebuilt from the solver's factored form D_i = E_i T_i."""
-    leaves, TT, loff = problem.factors
+    leaves, TT, leaf_offset = problem.factors
     np.testing.assert_array_equal(TT, problem.tables.leaf_table.T)
-    return np.transpose(problem.tables.leaf_table[loff[:-1, None] + leaves], (0, 2, 1))
+    return np.transpose(problem.tables.leaf_table[leaf_offset[:-1, None] + leaves], (0, 2, 1))
 
 
 def test_factored_form_equals_dense_matrices():
@@ -113,10 +113,10 @@ def test_factored_form_equals_dense_matrices():
         np.testing.assert_array_equal(problem.leaves, t.leaf_of_node[t.node_offset[:-1, None] + nodes])
         D = depth_difference_matrices(problem.tables, X)
         np.testing.assert_array_equal(_dense(problem), D)
-        G = np.einsum("ilj,ikj->ilk", D, D)
-        np.testing.assert_allclose(problem.G, G, rtol=1e-12, atol=1e-12)
+        gram = np.einsum("ilj,ikj->ilk", D, D)
+        np.testing.assert_allclose(problem.gram, gram, rtol=1e-12, atol=1e-12)
         P = np.cumsum(D, axis=1)
-        np.testing.assert_allclose(problem.PP[:, 1:], np.einsum("ilj,ilj->il", P, P), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(problem.prefix_norms[:, 1:], np.einsum("ilj,ilj->il", P, P), rtol=1e-12, atol=1e-12)
 
 
 def _brute_objective(problem, layers, beta, alpha, alpha2=0.0, mode=_cbcd.PLAIN):
@@ -175,7 +175,7 @@ def test_block_update_equals_brute_force(mode, weighting):
                 bet[i] = _best_beta(problem, layers, beta, i, k, alpha2, mode)  # k = 0 gives beta 0
             cands.append(_brute_objective(problem, lay, bet, alpha, alpha2, mode))
         before = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
-        _cbcd.block_update(i, *fac, problem.G, problem.PP, problem.wcum, problem.n_layers, R, R @ R,
+        _cbcd.block_update(i, *fac, problem.gram, problem.prefix_norms, problem.wcum, problem.n_layers, R, R @ R,
                            layers, beta, problem.gamma, alpha / problem.K, alpha2, mode, 0,
                            int(np.count_nonzero(layers)), np.empty(L), np.empty(L + 1), np.empty(200))
         after = _brute_objective(problem, layers, beta, alpha, alpha2, mode)
@@ -283,7 +283,7 @@ def test_alpha_limits_and_max_trees(small_problem):
     X, y, rf, problem = small_problem
     full = ForestPrune(rf, alpha=0.0, local_search=False).fit(X, y)
     assert full.objective_ <= np.mean((y - rf.predict(X)) ** 2) + 1e-12
-    amax = _cbcd.alpha_max(*problem.factors, problem.PP, problem.wcum, problem.n_layers, problem.target,
+    amax = _cbcd.alpha_max(*problem.factors, problem.prefix_norms, problem.wcum, problem.n_layers, problem.target,
                            problem.gamma, problem.K)
     assert ForestPrune(rf, alpha=amax * 1.001).fit(X, y).n_trees_ == 0
     assert ForestPrune(rf, alpha=amax * 0.99).fit(X, y).n_trees_ > 0
