@@ -14,7 +14,9 @@ from __future__ import annotations
 import datetime
 import json
 import math
+import os
 import socket
+import threading
 import time
 import traceback
 import zlib
@@ -25,10 +27,12 @@ import pandas as pd
 
 from .._validation import check_array_1d, check_int, check_quantiles, check_same_length
 from ..metrics import absolute_coverage_error, complexity, coverage, normalized_quantile_loss, pinball_loss
-from .store import ResultStore, task_key
+from .store import ResultStore, claim_owner, task_key
 from .suites import MethodSpec, load_benchmark_dataset, resolve_budget, resolve_method
 
 MAX_MODEL_TEXT = 20_000
+#: Seconds a runner's claim on a task lasts unless renewed (its heartbeat renews it every third).
+CLAIM_LEASE = 60.0
 
 
 @dataclass(frozen=True)
@@ -219,6 +223,16 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
         if array.shape[0] < folds:
             raise ValueError(f"dataset {name!r} has {array.shape[0]} rows, fewer than folds={folds}")
     tasks = make_tasks(list(data), list(specs.values()), quantiles, folds, seeds)
+    idle = [name for name, spec in specs.items() if not any(spec.runs_at(q) for q in quantiles)]
+    if idle:
+        levels = ", ".join(f"{q:g}" for q in quantiles)
+        message = (f"method(s) {idle} fit the mean or median and run only at quantile 0.5, so they have no task "
+                   f"at quantiles ({levels}); add 0.5 to quantiles or choose quantile methods")
+        if not tasks:
+            raise ValueError(message)
+        import warnings
+
+        warnings.warn(message, stacklevel=2)
 
     own_store = not isinstance(store, ResultStore)
     results = ResultStore(store) if own_store else store
@@ -227,9 +241,7 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
             results.fill_range(name, float(np.ptp(array[:, -1])))
         if retry_failed:
             results.delete([t.key for t in tasks if t.key in results.failed()])
-        done = results.finished()
-        pending = [t for t in tasks if t.key not in done]
-        _execute(pending, data, specs, budget, folds, results, n_jobs, scheduler, progress)
+        _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, progress)
         keys = {t.key for t in tasks}
         table = results.load()
     finally:
@@ -239,22 +251,112 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
     return table[mask].reset_index(drop=True)
 
 
-def _execute(pending, data, specs, budget, folds, results, n_jobs, scheduler, progress):
+class _Heartbeat:
+    """Renews a runner's claims every third of the lease from its own connection, until stopped."""
+
+    def __init__(self, path: str, owner: str, lease: float):
+        self.path, self.owner, self.lease = path, owner, lease
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="parsimony-claims", daemon=True)
+
+    def _beat(self):
+        store = ResultStore(self.path)
+        try:
+            while not self._stop.wait(self.lease / 3):
+                store.renew(self.owner, self.lease)
+        finally:
+            store.close()
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, progress, lease=None, poll=2.0):
+    """Run every task not yet stored, claiming each before it starts so that other runners on the
+    same store skip it; tasks other runners hold are waited for (or taken over when their lease lapses)."""
+    lease = CLAIM_LEASE if lease is None else lease
+    owner = claim_owner()
+    shared = results.path != ":memory:"
+    beat = _Heartbeat(results.path, owner, lease) if shared else None
+    if beat is not None:
+        beat.__enter__()
+    try:
+        while True:
+            done = results.finished()
+            pending = [t for t in tasks if t.key not in done]
+            if not pending:
+                return
+            if shared:
+                claim_path = results.path
+                mine = [t for t in pending if t.key not in results.claimed_by_others(owner)]
+
+                def claimed(candidates=mine):  # claims at dispatch time, from whichever thread dispatches
+                    for t in candidates:  # joblib may dispatch from another thread: a connection per claim
+                        with ResultStore(claim_path) as store:
+                            won = store.claim(t.key, owner, lease)
+                        if won:
+                            yield t
+            else:
+                mine = pending
+
+                def claimed(candidates=mine):
+                    yield from candidates
+            if mine:
+                _execute(claimed(), len(mine), data, specs, budget, folds, results, n_jobs, scheduler, progress)
+            else:
+                time.sleep(poll)  # every pending task is another runner's: wait for it or its lease to lapse
+    finally:
+        if beat is not None:
+            beat.__exit__()
+            results.release(owner)
+
+
+def _in_worker(task, array, spec, budget, folds, feature_names):
+    """:func:`run_task` in a joblib worker that dies with the runner (a killed runner leaves no workers)."""
+    die_with_parent()
+    return run_task(task, array, spec, budget, folds, feature_names)
+
+
+_WATCHED_PARENT: list = []
+
+
+def die_with_parent(interval: float = 1.0) -> None:
+    """Exit this worker process soon after its parent (the runner) dies, even by ``kill -9``.
+
+    A daemon thread polls the parent's pid every ``interval`` seconds; started once per process.
+    """
+    if _WATCHED_PARENT:
+        return
+    parent = os.getppid()
+    _WATCHED_PARENT.append(parent)
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(interval)
+        os._exit(1)  # the runner is gone: nobody will read our result
+
+    threading.Thread(target=watch, name="parsimony-parent-watch", daemon=True).start()
+
+
+def _execute(pending, total, data, specs, budget, folds, results, n_jobs, scheduler, progress):
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=len(pending), desc="bench", unit="task", disable=not progress)
+    bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
     try:
-        if not pending:
-            return
         if scheduler is not None:
-            rows = _dask_rows(pending, data, specs, budget, folds, scheduler)
+            rows = _dask_rows(list(pending), data, specs, budget, folds, scheduler)
         elif n_jobs == 1:
             rows = (run_task(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1]) for t in pending)
         else:
             from joblib import Parallel, delayed
 
             rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(run_task)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
+                delayed(_in_worker)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
                 for t in pending
             )
         for row in rows:

@@ -201,3 +201,85 @@ def test_optional_dependencies_missing(monkeypatch, tmp_path):
     X, y = _data(10)
     with pytest.raises(ImportError, match="bench"):
         run_benchmark([("toy", X, y)], ["QDT"], folds=2, store=tmp_path / "r.sqlite", scheduler="tcp://127.0.0.1:1")
+
+
+def test_methods_without_a_task_at_the_quantiles_are_named(tmp_path):
+    X, y = _data(20)
+    with pytest.raises(ValueError, match=r"\['OSRT'\].*no task at quantiles \(0.9\)"):
+        run_benchmark([("toy", X, y)], ["OSRT"], quantiles=(0.9,), folds=2, store=tmp_path / "r.sqlite")
+    with pytest.warns(UserWarning, match=r"\['OSRT'\]"):
+        table = run_benchmark([("toy", X, y)], ["OSRT", "QDT"], quantiles=(0.9,), folds=2,
+                              store=tmp_path / "r.sqlite", budget="tiny")
+    assert set(table["method"]) == {"QDT"}
+
+
+_TWO_RUNNERS = """
+import os, sys, time
+from parsimony.experiments.runner import run_benchmark
+from parsimony.experiments.suites import MethodSpec
+from parsimony.experiments.baselines import QuantileDecisionTreeRegressor
+
+class Logged(QuantileDecisionTreeRegressor):
+    def fit(self, X, y):
+        with open(sys.argv[2], "a") as log:
+            log.write(f"{os.getpid()} {self.random_state}\\n")
+        time.sleep(0.3)
+        return super().fit(X, y)
+
+def build(quantile, random_state, budget):
+    return Logged(quantile=quantile, max_depth=2, random_state=random_state)
+
+table = run_benchmark(["friedman1"], [MethodSpec("logged", build)], quantiles=(0.5, 0.9), folds=5,
+                      store=sys.argv[1], n_jobs=1)
+print(len(table), (table["status"] == "ok").sum())
+"""
+
+
+def test_two_runners_on_one_store_share_the_tasks(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text(textwrap.dedent(_TWO_RUNNERS))
+    store, log = tmp_path / "r.sqlite", tmp_path / "fits.log"
+    procs = [subprocess.Popen([sys.executable, str(script), str(store), str(log)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, err.decode()
+        assert out.decode().split() == ["10", "10"]  # each runner returns every task of the run
+    fits = log.read_text().split("\n")[:-1]
+    assert len(fits) == 10  # every task computed once, not once per runner
+    assert len({line.split()[1] for line in fits}) == 10
+    assert len({line.split()[0] for line in fits}) == 2  # both runners worked
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+
+
+def test_killed_runner_leaves_no_workers(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    script = tmp_path / "bench.py"
+    script.write_text(textwrap.dedent(_SCRIPT))
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "r.sqlite"), "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runner = psutil.Process(proc.pid)
+    deadline = time.time() + 120
+    while _count(tmp_path / "r.sqlite") < 1 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    children = runner.children(recursive=True)
+    assert len(children) >= 2, "the runner should have started joblib workers"
+    proc.send_signal(signal.SIGKILL)  # the runner alone, not its process group
+    proc.wait()
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        alive = [p for p in children if _running(psutil, p)]
+        if not alive:
+            break
+        time.sleep(0.2)
+    for p in alive:  # do not leak them into the rest of the test session
+        p.kill()
+    assert not alive, f"{len(alive)} workers outlived the killed runner"
+
+
+def _running(psutil, process) -> bool:
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
