@@ -128,21 +128,39 @@ def plot_forestprune_path(path, x="n_nodes", ax=None, label="ForestPrune", full=
     ``path`` is a DataFrame from ``ForestPrune.path`` or ``parsimony.ensembles.baselines``;
     ``x`` is ``"n_nodes"``, ``"n_trees"`` or ``"alpha"``. Draws the validation error when the
     path has it (else the training error) and, with ``full``, the full ensemble's error as a line.
+    Node counts are on a log scale that starts at 0 (the empty model); the error axis turns
+    logarithmic when the errors span more than a factor of 20.
     """
+    import numpy as np
+
+    if x not in path:
+        raise ValueError(f"x must be a column of the path ('n_nodes', 'n_trees' or 'alpha'), got {x!r}")
     ax = _axes(ax)
     err = "val_error" if "val_error" in path and path["val_error"].notna().any() else "train_error"
     data = path.sort_values(x)
-    ax.plot(data[x], data[err], marker="o", markersize=3, label=label, **kwargs)
+    (line,) = ax.plot(data[x], data[err], marker="o", markersize=3, label=label, **kwargs)
     ref = path.attrs.get(f"full_{err}")
     if full and ref is not None:
         ax.axhline(ref, color="grey", linestyle="--", linewidth=1, label="full ensemble")
     if x == "alpha":
-        ax.set_xscale("log")
-    elif x == "n_nodes" and (data[x] > 0).any():
-        ax.set_xscale("symlog", linthresh=10)
+        positive = data[x] > 0
+        if positive.any():
+            ax.set_xscale("log")
+    elif (data[x] > 0).any():
+        # symlog keeps the empty model (0) on the axis; nothing below 0 is ever drawn
+        ax.set_xscale("symlog", linthresh=1, linscale=1)
+    if x != "alpha":
+        line.sticky_edges.x.append(0)  # the margins never extend the axis below 0
+        ax.autoscale_view()
+    values = np.concatenate([ax_line.get_ydata() for ax_line in ax.get_lines() if len(ax_line.get_xdata()) > 2]
+                            + [np.array([ref] if full and ref is not None else [])]).astype(float)
+    values = values[np.isfinite(values) & (values > 0)]
+    if values.size and values.max() > 20 * values.min():
+        ax.set_yscale("log")
     ax.set_xlabel({"n_nodes": "nodes kept", "n_trees": "trees kept", "alpha": "alpha"}.get(x, x))
     ax.set_ylabel("validation MSE" if err == "val_error" else "training MSE")
-    ax.legend()
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(frameon=False)
     return ax
 
 

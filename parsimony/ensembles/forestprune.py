@@ -60,8 +60,11 @@ class PruningProblem:
     ncum: np.ndarray  # (n_trees, n_layers + 1) cumulative node counts
     K: float
     gamma: float
-    target: np.ndarray  # y - offset
+    target: np.ndarray  # (y - offset) / unit
     swap_order: np.ndarray  # local search: trees tried first come first
+    T: np.ndarray  # the transposed leaf table divided by unit
+    unit: float = 1.0  # a power of two dividing y and the trees' values when |y| is extreme (exact)
+    y_var: float = 1.0  # variance of y / unit: alpha and the objective are relative to it
 
     @property
     def n_layers(self) -> np.ndarray:
@@ -74,28 +77,49 @@ class PruningProblem:
     @property
     def factors(self) -> tuple:
         """``(leaves, T, leaf_offset)``: the depth-difference matrices in factored form (``T`` is the
-        transposed leaf table, see ``_cbcd``)."""
-        return self.leaves, self.tables.leaf_table_t, self.tables.leaf_offset
+        transposed leaf table divided by ``unit``, see ``_cbcd``)."""
+        return self.leaves, self.T, self.tables.leaf_offset
+
+
+def scale_unit(y) -> float:
+    """1, or a power of two near ``max|y|`` when that is outside [1e-100, 1e100].
+
+    Dividing by a power of two is exact, so the problem solved in these units has the same solution
+    while its squares neither overflow nor underflow.
+    """
+    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
+    if top == 0.0 or not np.isfinite(top) or 1e-100 <= top <= 1e100:
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
 
 
 def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> PruningProblem:
     """Depth-difference matrices, Gram tables and layer weights for ``X``, ``y``."""
+    y = np.asarray(y, dtype=np.float64)
+    unit = scale_unit(y)
+    T = tables.leaf_table_t if unit == 1.0 else tables.leaf_table_t / unit
     leaves = leaf_indices(tables, X)
-    gram, prefix_norms = _cbcd.gram_tables(leaves, tables.leaf_table_t, tables.leaf_offset, tables.n_layers)
+    gram, prefix_norms = _cbcd.gram_tables(leaves, T, tables.leaf_offset, tables.n_layers)
     w, K = layer_weights(tables, weighting)
     zeros = np.zeros((w.shape[0], 1))
     wcum = np.hstack([zeros, np.cumsum(w, axis=1)])
     ncum = np.hstack([zeros, np.cumsum(tables.layer_nodes, axis=1).astype(np.float64)])
-    target = np.asarray(y, dtype=np.float64) - ensemble_offset(tables, X)
+    y_unit = y if unit == 1.0 else y / unit
+    offset = ensemble_offset(tables, X)
+    target = y_unit - (offset if unit == 1.0 else offset / unit)
     if tables.boosting:
         swap_order = np.arange(tables.n_trees)
     else:
         # bagging: sort trees by their own training error (paper Section 3.1)
         full = tables.leaf_table.sum(axis=1)[tables.leaf_offset[:-1, None] + leaves]
-        errors = ((full - np.asarray(y, dtype=np.float64)[None, :]) ** 2).mean(axis=1)
+        if unit != 1.0:
+            full = full / unit
+        errors = ((full - y_unit[None, :]) ** 2).mean(axis=1)
         swap_order = np.argsort(errors, kind="stable")
+    y_var = float(np.var(y_unit)) if y.size else 0.0
+    y_var = y_var if np.isfinite(y_var) and y_var > 0.0 else 1.0
     return PruningProblem(tables, leaves, gram, prefix_norms, wcum, ncum, K, tables.gamma, target,
-                          swap_order.astype(np.int64))
+                          swap_order.astype(np.int64), T, unit, y_var)
 
 
 @dataclass
@@ -133,6 +157,10 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
           layers0=None, beta0=None, residual0=None, cbcd=_cbcd.cbcd, deadline: float | None = None) -> Solution:
     """CBCD from ``layers0`` (zeros by default), then local search; returns the best point seen.
 
+    ``alpha`` is relative to the variance of y (the penalty is ``alpha var(y) / K`` per unit layer
+    weight); the returned objective is in the problem's units (``unit`` squared), so dividing it by
+    ``problem.y_var`` gives problem (1) on y standardised.
+
     ``residual0`` may pass the residual of the warm start (``Solution.residual``) to skip its
     computation; the returned residual is maintained incrementally (drift ~1e-13). ``cbcd`` is
     the sweep kernel, the numba one or its Julia twin (``_cbcd_julia.get_kernel("cbcd", engine)``).
@@ -146,7 +174,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
         beta = np.ones(n) if mode == _cbcd.PLAIN else np.where(layers > 0, 1.0, 0.0)
     else:
         beta = np.array(beta0, dtype=np.float64)
-    pen_scale = alpha / problem.K if problem.K > 0 else 0.0
+    pen_scale = alpha * problem.y_var / problem.K if problem.K > 0 else 0.0
     mt = 0 if max_trees is None else int(max_trees)
     if mt and np.count_nonzero(layers) > mt:
         raise ValueError("warm start keeps more trees than max_trees")
@@ -300,8 +328,9 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         ``sklearn.frozen.FrozenEstimator`` to keep it fitted through ``clone``). None fits
         ``RandomForestRegressor(n_estimators, max_depth, random_state)`` on the data given to ``fit``.
     alpha : float, default=1.0
-        Regularisation strength (>= 0) of the layer penalty ``(alpha/K) sum_i ||W_i z_i||_1``; its
-        scale is relative to the variance of ``y`` (the paper standardises ``y``).
+        Regularisation strength (>= 0) of the layer penalty ``(alpha var(y) / K) sum_i ||W_i z_i||_1``:
+        relative to the variance of ``y``, as on the paper's standardised ``y``, so ``y`` and
+        ``c * y`` keep the same layers.
     weighting : {"node", "depth"}, default="node"
         Layer weights: number of nodes of the layer (root layer included), or 1 per existing layer.
         ``K`` is their total.
@@ -341,7 +370,10 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     estimator_ : the ensemble that was pruned.
     layers_ : ndarray of int, layers kept per tree (0 removes the tree; depth kept is layers - 1).
     coef_ : ndarray, tree weights beta (1 for kept trees without polishing, 0 for removed trees).
-    objective_ : float, problem (1) (problem (5) when ``joint``) at the pruning solution.
+    objective_ : float, problem (1) (problem (5) when ``joint``) at the pruning solution, divided by
+        the variance of ``y`` (the objective on ``y`` standardised).
+    intercept_ : float, 0, or when no tree is kept the mean of ``y`` minus the ensemble's offset, so
+        that an empty model predicts the training mean (not 0).
     n_trees_, n_nodes_ : size of the pruned model.
     complexity_ : int, ``n_nodes_`` (the model protocol's parsimony: nodes of the kept layers).
     n_sweeps_, n_swaps_, history_ : CBCD sweeps, local-search swaps, objective after each sweep
@@ -349,6 +381,8 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     status_ : "converged", "max_sweeps" (a CBCD run hit its sweep cap) or "time_limit".
     backend_ : "native" or "julia", the engine that ran.
     path_ : DataFrame of the last ``path`` / ``fit_path`` call.
+    path_layers_, path_coef_ : ndarray (n_alphas, n_trees), the layers kept and tree weights of each
+        row of ``path_``.
     """
 
     def __init__(self, estimator=None, alpha=1.0, weighting="node", polish=None, polish_alpha=1e-4,
@@ -404,7 +438,13 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             forest = RandomForestRegressor(
                 n_estimators=self.n_estimators, max_depth=self.max_depth, random_state=self.random_state
             )
-            self.estimator_ = forest.fit(X, y)
+            unit = scale_unit(y)
+            if unit == 1.0:
+                self.estimator_ = forest.fit(X, y)
+            else:  # the trees' squared errors would overflow or underflow: fit y / unit, scale back exactly
+                self.estimator_ = forest.fit(X, y / unit)
+                for tree in forest.estimators_:
+                    tree.tree_.value[...] *= unit
         else:
             ensemble = unwrap_frozen(self.estimator)
             check_ensemble(ensemble, X.shape[1])
@@ -448,12 +488,14 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         layers[beta == 0] = 0
         self.layers_ = layers
         self.coef_ = beta
-        self.objective_ = sol.objective
+        self.objective_ = sol.objective / problem.y_var
         self.n_sweeps_ = sol.n_sweeps
         self.n_swaps_ = sol.n_swaps
         self.history_ = sol.history
         self.status_ = sol.status
         kept = np.flatnonzero(layers > 0)
+        # an empty model predicts the mean of y, not the ensemble's offset alone (0 for bagging)
+        self.intercept_ = 0.0 if kept.size else float(np.mean(problem.target)) * problem.unit
         self.n_trees_ = int(kept.size)
         self.n_nodes_ = int(sum(problem.ncum[i, layers[i]] for i in kept))
         self.complexity_ = self.n_nodes_  # the model protocol: nodes of the kept depth layers
@@ -468,10 +510,11 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False)
         pred = ensemble_offset(self._tables, X)
         kept = list(self._node_predictions)
-        if kept:
-            leaves = ensemble_leaves(self._tables, X, kept)
-            for row, i in enumerate(kept):
-                pred += (self.gamma_ * self.coef_[i]) * self._node_predictions[i][leaves[row]]
+        if not kept:
+            return pred + self.intercept_
+        leaves = ensemble_leaves(self._tables, X, kept)
+        for row, i in enumerate(kept):
+            pred += (self.gamma_ * self.coef_[i]) * self._node_predictions[i][leaves[row]]
         return pred
 
     # -- regularization path --------------------------------------------------------------------
@@ -480,12 +523,18 @@ class ForestPrune(RegressorMixin, BaseEstimator):
 
         Returns a DataFrame with one row per alpha: ``alpha, objective, n_trees, n_nodes,
         depth_hist`` (trees per number of layers kept, index 0 = removed), ``train_error`` and
-        ``val_error`` (mean squared errors; NaN without validation data), ``n_sweeps``, ``status``,
-        ``layers`` and ``beta``. ``attrs`` holds the full ensemble's errors and the path's
-        ``status`` ("completed", or "time_limit" when ``time_limit`` cut it short: the rows stop
-        at the alpha being solved). Default alphas: 50 values geometrically spaced from the
-        smallest alpha that empties the ensemble down to 1e-4 of it.
+        ``val_error`` (mean squared errors; NaN without validation data), ``n_sweeps`` and
+        ``status``; the layers and tree weights of row ``i`` are ``path_layers_[i]`` and
+        ``path_coef_[i]``. ``attrs`` holds the full ensemble's errors and the path's ``status``
+        ("completed", or "time_limit" when ``time_limit`` cut it short: the rows stop at the alpha
+        being solved). Default alphas: 50 values geometrically spaced from the smallest alpha that
+        empties the ensemble down to 1e-4 of it.
         """
+        df, _ = self._path(X, y, alphas, X_val, y_val)
+        return df
+
+    def _path(self, X, y, alphas, X_val, y_val):
+        """``path``; also returns its rows with the errors in the problem's units, for ``fit_path``."""
         start = time.perf_counter()
         _, patience = self._check_params()
         cbcd = self._cbcd_kernel()
@@ -493,7 +542,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         if alphas is None:
             amax = _cbcd.alpha_max(*problem.factors, problem.prefix_norms, problem.wcum, problem.n_layers,
                                    problem.target, problem.gamma, problem.K)
-            amax = amax if amax > 0 else 1.0
+            amax = amax / problem.y_var if amax > 0 else 1.0
             alphas = np.geomspace(amax, amax * 1e-4, 50)
         alphas = np.sort(check_array_1d(alphas, "alphas"))[::-1]
         if np.any(alphas < 0):
@@ -506,34 +555,50 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             y_val = check_array_1d(y_val, "y_val")
             check_same_length(("X_val", X_val), ("y_val", y_val))
             fac_val = (leaf_indices(self._tables, X_val), self._tables.leaf_table_t, self._tables.leaf_offset)
-            val = (fac_val, y_val - ensemble_offset(self._tables, X_val))
+            offset_val = ensemble_offset(self._tables, X_val)
+            if problem.unit != 1.0:
+                y_val, offset_val = y_val / problem.unit, offset_val / problem.unit
+            fac_val = (fac_val[0], problem.T, fac_val[2])
+            val = (fac_val, y_val - offset_val)
         mode = self._mode()
         rng = np.random.default_rng(seed_from(self.random_state))
         n = problem.n_trees
         layers = np.zeros(n, dtype=np.int64)
         beta = np.ones(n) if mode == _cbcd.PLAIN else np.zeros(n)
         R = None
-        rows = []
+        rows, path_layers, path_coef = [], [], []
         status = "completed"
         for a in alphas:
             sol = solve(problem, float(a), mode, float(self.polish_alpha), self.max_trees, patience, rng,
                         layers, beta, R, cbcd, deadline=self._deadline(start))
             layers, beta, R = sol.layers, sol.beta, sol.residual
             rows.append(self._path_row(problem, sol, float(a), val))
+            path_layers.append(layers.copy())
+            path_coef.append(np.where(layers > 0, beta, 0.0))
             if sol.status == "time_limit":
                 status = "time_limit"
                 break
-        df = pd.DataFrame(rows)
-        df.attrs["status"] = status
+        internal = pd.DataFrame(rows)
+        internal.attrs["status"] = status
         full = problem.n_layers.copy()
         ones = np.ones(n)
-        df.attrs["full_train_error"] = self._mse(problem.factors, problem.target, full, ones)
+        internal.attrs["full_train_error"] = self._mse(problem.factors, problem.target, full, ones)
         if val is not None:
-            df.attrs["full_val_error"] = self._mse(val[0], val[1], full, ones)
-        df.attrs["full_n_nodes"] = int(problem.ncum[np.arange(n), full].sum())
+            internal.attrs["full_val_error"] = self._mse(val[0], val[1], full, ones)
+        internal.attrs["full_n_nodes"] = int(problem.ncum[np.arange(n), full].sum())
+        df = internal
+        if problem.unit != 1.0:  # errors back in the units of y (squares of extreme y may overflow)
+            df = internal.copy()
+            sq = problem.unit * problem.unit
+            for col in ("train_error", "val_error"):
+                df[col] = internal[col] * sq
+                if f"full_{col}" in internal.attrs:
+                    df.attrs[f"full_{col}"] = internal.attrs[f"full_{col}"] * sq
         self.path_ = df
+        self.path_layers_ = np.array(path_layers, dtype=np.int64).reshape(len(rows), n)
+        self.path_coef_ = np.array(path_coef, dtype=np.float64).reshape(len(rows), n)
         self._path_problem = problem
-        return df
+        return df, internal
 
     def _mse(self, factors, target, layers, beta):
         R = _cbcd.residual(*factors, target, layers, beta, self.gamma_)
@@ -543,18 +608,24 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         layers = sol.layers
         beta = np.where(layers > 0, sol.beta, 0.0)
         kept = layers > 0
+        train, val_err = problem.target, np.nan
+        if not kept.any():  # the empty model predicts the training mean (``intercept_``)
+            shift = float(np.mean(problem.target))
+            train = problem.target - shift
+            val = None if val is None else (val[0], val[1] - shift)
+        train_err = self._mse(problem.factors, train, layers, beta)
+        if val is not None:
+            val_err = self._mse(val[0], val[1], layers, beta)
         return {
             "alpha": alpha,
-            "objective": sol.objective,
+            "objective": sol.objective / problem.y_var,
             "n_trees": int(kept.sum()),
             "n_nodes": int(problem.ncum[np.arange(problem.n_trees), layers].sum()),
             "depth_hist": np.bincount(layers, minlength=problem.tables.max_layers + 1),
-            "train_error": self._mse(problem.factors, problem.target, layers, beta),
-            "val_error": np.nan if val is None else self._mse(val[0], val[1], layers, beta),
+            "train_error": train_err,
+            "val_error": val_err,
             "n_sweeps": sol.n_sweeps,
             "status": sol.status,
-            "layers": layers.copy(),
-            "beta": beta.copy(),
         }
 
     def fit_path(self, X, y, X_val=None, y_val=None, alphas=None, tolerance=0.01):
@@ -563,11 +634,12 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         The error compared is the validation error when ``X_val``/``y_val`` are given, else the
         training error. Polishing (if set) is applied to the selected point. Returns ``self``.
         """
-        df = self.path(X, y, alphas=alphas, X_val=X_val, y_val=y_val)
-        idx = select_path_model(df, tolerance)
-        row = df.loc[idx]
+        _, internal = self._path(X, y, alphas, X_val, y_val)
+        idx = select_path_model(internal, tolerance)
+        row = internal.loc[idx]
         self.alpha_ = float(row["alpha"])
-        sol = Solution(row["layers"].copy(), row["beta"].copy(), float(row["objective"]),
+        objective = float(row["objective"]) * self._path_problem.y_var
+        sol = Solution(self.path_layers_[idx].copy(), self.path_coef_[idx].copy(), objective,
                        int(row["n_sweeps"]), 0, np.array([]), row["status"])
         self._install(self._path_problem, sol)
         del self._path_problem
@@ -588,13 +660,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         at the kept depth is a leaf (``left = right = -1``, ``feature`` None) whose value is its mean.
         """
         check_is_fitted(self, "layers_")
-        names = feature_names
-        if names is None:
-            names = getattr(self, "feature_names_in_", None)
-        if names is None:
-            names = [f"x{j}" for j in range(self.n_features_in_)]
-        if len(names) != self.n_features_in_:
-            raise ValueError(f"feature_names must name the {self.n_features_in_} input features, got {len(names)}")
+        names = self._feature_names(feature_names)
         t = self._tables
         rows = []
         for i in self._node_predictions:
@@ -616,10 +682,44 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         return pd.DataFrame(rows, columns=["tree", "node", "depth", "feature", "threshold", "left", "right",
                                            "value", "weight"])
 
+    def _feature_names(self, feature_names):
+        if feature_names is None:
+            names = getattr(self, "feature_names_in_", None)
+            return [f"x{j}" for j in range(self.n_features_in_)] if names is None else list(names)
+        if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
+            raise TypeError(f"feature_names must be a list of {self.n_features_in_} strings, got {feature_names!r}")
+        names = [str(name) for name in feature_names]
+        if len(names) != self.n_features_in_:
+            raise ValueError(f"feature_names has {len(names)} names but the model was fitted on "
+                             f"{self.n_features_in_} features: pass one name per column of X")
+        return names
+
+    def _initial_value(self):
+        """The constant every prediction starts from, or None when boosting's init is not constant."""
+        init = self._tables.init
+        if init is None or (isinstance(init, str) and init == "zero"):
+            return 0.0 + self.intercept_
+        constant = getattr(init, "constant_", None)
+        return None if constant is None else float(np.ravel(constant)[0]) + self.intercept_
+
     def export_text(self, feature_names=None, decimals=3) -> str:
-        """Readable text of the kept trees: ``prediction = offset + sum weight * tree(x)``."""
+        """Readable text of the kept trees: ``prediction = initial value + sum weight * tree(x)``.
+
+        ``decimals`` is the number of significant digits printed; the first line gives the
+        initial value (boosting's initial prediction, 0 for bagging, the training mean for a
+        model that keeps no tree), so the printed pieces sum to ``predict`` up to that precision.
+        """
+        check_is_fitted(self, "layers_")
+        decimals = check_int(decimals, "decimals", minimum=1)
         nodes = self.export_trees(feature_names)
-        lines = []
+        init = self._initial_value()
+        if init is None:
+            head = f"prediction = {self._tables.init!r}.predict(x) + sum over trees of weight * value"
+        elif self.n_trees_ == 0:
+            head = f"prediction = {init:.{decimals}g} (no tree kept: the training mean)"
+        else:
+            head = f"prediction = {init:.{decimals}g} + sum over trees of weight * value"
+        lines = [head]
         for tree, tab in nodes.groupby("tree", sort=True):
             tab = tab.set_index("node")
             lines.append(f"tree {tree} (weight {tab['weight'].iloc[0]:.{decimals}g}, "

@@ -126,7 +126,7 @@ def _brute_objective(problem, layers, beta, alpha, alpha2=0.0, mode=_cbcd.PLAIN)
         if k:
             pred += problem.gamma * beta[i] * D[i, :k].sum(axis=0)
     loss = np.mean((problem.target - pred) ** 2)
-    pen = alpha / problem.K * sum(problem.wcum[i, k] for i, k in enumerate(layers))
+    pen = alpha * problem.y_var / problem.K * sum(problem.wcum[i, k] for i, k in enumerate(layers))
     kept = np.asarray(layers) > 0
     if mode == _cbcd.RIDGE:
         pen += alpha2 * np.sum(np.asarray(beta)[kept] ** 2)
@@ -310,9 +310,11 @@ def test_path_and_selection(small_problem):
     assert df["n_nodes"].iloc[-1] > df["n_nodes"].iloc[0]
     # each path point is a CBCD fixed point with the objective it reports
     problem = build_problem(unpack_ensemble(rf), X, y, "node")
-    for _, row in df.iloc[::10].iterrows():
-        assert row["objective"] == pytest.approx(
-            _brute_objective(problem, row["layers"], np.ones(rf.n_estimators), row["alpha"]), abs=1e-10)
+    assert fp.path_layers_.shape == fp.path_coef_.shape == (len(df), rf.n_estimators)
+    for i, row in df.iloc[::10].iterrows():
+        assert row["objective"] == pytest.approx(_brute_objective(
+            problem, fp.path_layers_[i], np.ones(rf.n_estimators), row["alpha"]) / problem.y_var, abs=1e-10)
+        assert row["n_trees"] == np.count_nonzero(fp.path_layers_[i])
     fp.fit_path(X, y, Xv, yv, tolerance=0.05)
     chosen_err = np.mean((fp.predict(Xv) - yv) ** 2)
     assert chosen_err <= 1.05 * df.attrs["full_val_error"] + 1e-12
@@ -404,3 +406,131 @@ def test_frozen_ensemble_survives_clone_and_cross_validation():
 @parametrize_with_checks([ForestPrune(n_estimators=4, max_depth=3, alpha=0.1, random_state=0)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _eval_export_text(text, X, names):
+    """Sum the pieces printed by ``export_text`` for each row of ``X`` (an independent reader)."""
+    lines = text.splitlines()
+    init = float(lines[0].split("=")[1].split("+")[0].split("(")[0])
+    trees, i = [], 1
+    while i < len(lines):
+        weight = float(lines[i].split("weight ")[1].split(",")[0])
+        body = []
+        i += 1
+        while i < len(lines) and lines[i].startswith("    "):
+            body.append(lines[i])
+            i += 1
+        trees.append((weight, body))
+
+    def walk(body, pos, x):
+        line = body[pos].strip()
+        if line.startswith("value "):
+            return float(line.split()[1]), pos + 1
+        name, threshold = line[3:-1].split(" <= ")
+        left, after_left = walk(body, pos + 1, x)  # body[after_left] is "else:"
+        right, after_right = walk(body, after_left + 1, x)
+        return (left if x[names.index(name)] <= float(threshold) else right), after_right
+
+    X32 = X.astype(np.float32)
+    return np.array([init + sum(w * walk(body, 0, x)[0] for w, body in trees) for x in X32])
+
+
+@pytest.mark.parametrize("kind", ["gbr", "rf"])
+def test_export_text_pieces_sum_to_predict(kind):
+    X, y = _data(100)
+    y = y * 3.0 + 10.0  # boosting's initial value is far from 0
+    est = (GradientBoostingRegressor(n_estimators=8, max_depth=2, random_state=0) if kind == "gbr"
+           else RandomForestRegressor(n_estimators=6, max_depth=3, random_state=0)).fit(X, y)
+    fp = ForestPrune(est, alpha=0.05, random_state=0).fit(X, y)
+    assert fp.n_trees_ > 0
+    names = [f"f{j}" for j in range(X.shape[1])]
+    exact = _eval_export_text(fp.export_text(names, decimals=17), X, names)
+    np.testing.assert_allclose(exact, fp.predict(X), rtol=1e-12, atol=1e-12)
+    rounded = _eval_export_text(fp.export_text(names), X, names)  # 3 significant digits
+    assert np.median(np.abs(rounded - fp.predict(X))) < 0.02 * np.std(y)  # a rounded threshold may flip a row
+    # a model keeping no tree prints its constant
+    empty = ForestPrune(est, alpha=1e6).fit(X, y)
+    assert empty.n_trees_ == 0
+    np.testing.assert_allclose(_eval_export_text(empty.export_text(decimals=17), X, names), empty.predict(X))
+
+
+def test_export_feature_names_checked():
+    X, y = _data(60)
+    fp = ForestPrune(alpha=0.1, n_estimators=4, max_depth=3, random_state=0).fit(X, y)
+    for bad in (["a"], [f"c{j}" for j in range(X.shape[1] + 1)]):
+        with pytest.raises(ValueError, match=f"feature_names has {len(bad)} names.*{X.shape[1]} features"):
+            fp.export_text(feature_names=bad)
+        with pytest.raises(ValueError, match="feature_names"):
+            fp.export_trees(feature_names=bad)
+    with pytest.raises(TypeError, match="feature_names"):
+        fp.export_text(feature_names="abcdef")
+    names = [f"col {j}" for j in range(X.shape[1])]
+    assert set(fp.export_trees(names)["feature"].dropna()) <= set(names)
+
+
+def test_alpha_is_relative_to_the_scale_of_y():
+    X, y = _data(150)
+    y = y + 3.0
+    ref = ForestPrune(alpha=0.5, n_estimators=12, max_depth=4, random_state=0).fit(X, y)
+    assert 0 < ref.n_nodes_ < ForestPrune(alpha=0.0, n_estimators=12, max_depth=4, random_state=0).fit(X, y).n_nodes_
+    for c in (1000.0, 3.7e-5, 2.0**-20):
+        scaled = ForestPrune(alpha=0.5, n_estimators=12, max_depth=4, random_state=0).fit(X, c * y)
+        np.testing.assert_array_equal(scaled.layers_, ref.layers_)
+        # the forest refitted on c * y may round its splits differently, not its pruning
+        assert scaled.objective_ == pytest.approx(ref.objective_, rel=1e-2)
+        assert np.mean(np.isclose(scaled.predict(X), c * ref.predict(X), rtol=1e-6, atol=0)) > 0.95
+    # the path's alphas too
+    a = ForestPrune(n_estimators=12, max_depth=4, random_state=0).path(X, y)
+    b = ForestPrune(n_estimators=12, max_depth=4, random_state=0).path(X, 2.0**40 * y)
+    np.testing.assert_allclose(a["alpha"], b["alpha"], rtol=1e-12)
+    np.testing.assert_array_equal(a["n_nodes"], b["n_nodes"])
+
+
+@pytest.mark.parametrize("case", ["constant_X", "one_row", "two_rows", "tiny_X", "huge_alpha"])
+def test_empty_model_predicts_the_mean(case):
+    X, y = _data(40)
+    y = y + 0.3  # keeping root means gains less than the penalty: every tree is removed
+    if case == "constant_X":
+        X = np.ones_like(X)
+    elif case == "one_row":
+        X, y = X[:1], y[:1]
+    elif case == "two_rows":  # one point twice, two targets
+        X, y = np.repeat(X[:1], 2, axis=0), np.array([-0.2, 0.8])
+    elif case == "tiny_X":
+        X = X * 1e-310
+    fp = ForestPrune(alpha=1e6 if case == "huge_alpha" else 3.0, n_estimators=5, random_state=0).fit(X, y)
+    assert fp.n_trees_ == 0
+    np.testing.assert_allclose(fp.predict(X), np.mean(y), rtol=1e-12)
+    np.testing.assert_allclose(fp.predict(np.zeros((3, X.shape[1]))), np.mean(y), rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [2.0**1000, 1e300, 1e160, 2.0**-1000, 1e-300])
+def test_extreme_scales_of_y(scale):
+    X, y = _data(120)
+    y = y + 2.0
+    ref = ForestPrune(alpha=0.0, n_estimators=8, max_depth=4, random_state=0).fit(X, y)
+    fp = ForestPrune(alpha=0.0, n_estimators=8, max_depth=4, random_state=0).fit(X, y * scale)
+    assert np.isfinite(fp.objective_) and fp.n_trees_ > 0
+    pred = fp.predict(X) / scale
+    assert np.all(np.isfinite(pred))
+    # the forest is fitted (and pruned) as on y: exactly for a power of two, else up to rounding
+    if np.log2(scale) == int(np.log2(scale)):
+        np.testing.assert_array_equal(fp.layers_, ref.layers_)
+        np.testing.assert_allclose(pred, ref.predict(X), rtol=1e-12)
+    else:
+        assert np.corrcoef(pred, ref.predict(X))[0, 1] > 0.99
+    boosted = GradientBoostingRegressor(n_estimators=5, max_depth=2, random_state=0).fit(X, y * scale)
+    gb = ForestPrune(boosted, alpha=0.0, random_state=0).fit(X, y * scale)
+    assert np.isfinite(gb.objective_) and np.all(np.isfinite(gb.predict(X)))
+
+
+def test_path_rows_are_readable(small_problem):
+    X, y, rf, _ = small_problem
+    fp = ForestPrune(rf, random_state=0)
+    df = fp.path(X, y, alphas=[1.0, 0.1])
+    for col in df.columns.drop("depth_hist"):
+        assert np.ndim(df[col].iloc[0]) == 0, col
+    assert len(df["depth_hist"].iloc[0]) == rf.estimators_[0].get_depth() + 2
+    assert len(str(df.iloc[0]).splitlines()) == len(df.columns) + 1
+    refit = ForestPrune(rf, alpha=0.1, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(fp.path_layers_[1], refit.layers_)
