@@ -690,8 +690,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             raise TypeError(f"feature_names must be a list of {self.n_features_in_} strings, got {feature_names!r}")
         names = [str(name) for name in feature_names]
         if len(names) != self.n_features_in_:
-            raise ValueError(f"feature_names has {len(names)} names but the model was fitted on "
-                             f"{self.n_features_in_} features: pass one name per column of X")
+            raise ValueError(f"feature_names must name the {self.n_features_in_} input features, got {len(names)}")
         return names
 
     def _initial_value(self):
