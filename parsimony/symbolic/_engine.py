@@ -758,13 +758,18 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uni
 
 
 @njit(error_model="numpy")
-def _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, offset_scratch, weights, max_length,
-                  params, hof):
-    """Record a new candidate in the hall of fame, then offer it a free offset (:func:`free_offset`)."""
-    _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, *hof)
-    resid, uniform_weights = offset_scratch
-    return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights,
-                       max_length, int(params[P_MAXSIZE]), params)
+def _score_candidate(o_ops, o_feats, o_vals, length, cplx, data, ws, offset_scratch, weights, max_length, params,
+                     hof):
+    """Evaluate a new candidate; with the free offset on, record it in the hall of fame and offer
+    it its loss-optimal offset (:func:`free_offset`). Returns ``(length, loss, cplx)`` of what
+    enters the population."""
+    loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+    if params[P_FREE_OFFSET] > 0:
+        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, *hof)
+        resid, uniform_weights = offset_scratch
+        return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights,
+                           max_length, int(params[P_MAXSIZE]), params)
+    return length, loss, cplx
 
 
 @njit
@@ -835,11 +840,9 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
                     cplx = _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize)
                     if cplx < 0:
                         continue
-                    loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+                    length, loss, cplx = _score_candidate(o_ops, o_feats, o_vals, length, cplx, data, ws,
+                                                          offset_scratch, weights, max_length, params, hof)
                     evals += 1
-                    if use_offset:
-                        length, loss, cplx = _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws,
-                                                           offset_scratch, weights, max_length, params, hof)
                     _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats,
                              pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops,
                              hof_feats, hof_vals, hof_len, hof_loss)
@@ -864,11 +867,9 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
             if kind == M_NOTHING:
                 loss = pop_loss[parent]
             else:
-                loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
+                length, loss, cplx = _score_candidate(o_ops, o_feats, o_vals, length, cplx, data, ws, offset_scratch,
+                                                      weights, max_length, params, hof)
                 evals += 1
-                if use_offset:
-                    length, loss, cplx = _offer_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws,
-                                                       offset_scratch, weights, max_length, params, hof)
             _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals,
                      pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals,
                      hof_len, hof_loss)
