@@ -9,13 +9,21 @@ from ._version import __version__
 
 
 def _datasets_list(args) -> int:
-    from .datasets import list_datasets
+    import pandas as pd
 
-    table = list_datasets(args.data_dir)
-    if table.empty:
-        print("no datasets found (pass --data-dir or set PARSIMONY_DATA)")
-        return 1
-    print(table[["name", "n", "d"]].to_string(index=False))
+    from .datasets import list_datasets
+    from .experiments.suites import BUILTIN_DATASETS, load_benchmark_dataset
+
+    rows = []
+    for name in BUILTIN_DATASETS:
+        X, _, _ = load_benchmark_dataset(name)
+        rows.append({"name": name, "n": X.shape[0], "d": X.shape[1], "source": "built-in"})
+    local = list_datasets(args.data_dir).rename(columns={"path": "source"})
+    table = pd.concat([pd.DataFrame(rows), local], ignore_index=True)
+    print(table[["name", "n", "d", "source"]].to_string(index=False))
+    if local.empty:
+        print("\nno local dataset files found (pass --data-dir or set PARSIMONY_DATA to a folder of "
+              "NAME.tsv.gz / NAME.csv files)")
     return 0
 
 
@@ -45,9 +53,11 @@ def main(argv=None) -> int:
     if not hasattr(args, "func"):
         parser.print_help()
         return 2
+    import sqlite3
+
     try:
         return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, OSError, sqlite3.Error) as exc:
         print(f"parsimony: error: {exc}", file=sys.stderr)
         return 2
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import urllib.error
+import warnings
 import urllib.request
 from pathlib import Path
 
@@ -48,7 +49,7 @@ def read_table(path) -> tuple[pd.DataFrame, pd.Series]:
     """Read a PMLB-format (tab-separated, column ``target``) or CSV file; the last column is the target."""
     path = Path(path)
     sep = "\t" if ".tsv" in path.suffixes else ","
-    frame = pd.read_csv(path, sep=sep)
+    frame = _read_csv(path, sep=sep)
     if frame.shape[1] < 2:
         raise ValueError(f"{path} needs at least one feature column and a target column")
     if frame.empty:
@@ -56,16 +57,36 @@ def read_table(path) -> tuple[pd.DataFrame, pd.Series]:
     if sep == "\t" and "target" not in frame.columns:
         raise ValueError(f"{path} is not in PMLB format: no column named 'target'")
     target = "target" if "target" in frame.columns else frame.columns[-1]
-    y = frame[target].astype(np.float64).rename("target")
+    try:
+        y = frame[target].astype(np.float64).rename("target")
+    except (TypeError, ValueError):
+        raise ValueError(f"{path}: the target column {target!r} is not numeric") from None
     X = frame.drop(columns=[target])
     return X, y
+
+
+def _read_csv(path: Path, **kwargs) -> pd.DataFrame:
+    """``pandas.read_csv`` whose failures (empty, corrupt, binary file) raise a ValueError naming the file."""
+    import gzip
+    import zlib
+
+    try:
+        return pd.read_csv(path, **kwargs)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"cannot read dataset file {path}: it is empty") from None
+    except (gzip.BadGzipFile, zlib.error, EOFError) as exc:
+        raise ValueError(f"cannot read dataset file {path}: corrupt or truncated gzip data ({exc})") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"cannot read dataset file {path}: not a text table (binary content)") from None
+    except pd.errors.ParserError as exc:
+        raise ValueError(f"cannot read dataset file {path}: malformed table ({exc})") from None
 
 
 def _has_target_column(path: Path) -> bool:
     """PMLB tables name their target column; CSVs take the last column."""
     if ".tsv" not in path.suffixes:
         return True
-    return "target" in pd.read_csv(path, sep="\t", nrows=0).columns
+    return "target" in _read_csv(path, sep="\t", nrows=0).columns
 
 
 def find_dataset(name_or_path, data_dir=None) -> Path | None:
@@ -134,7 +155,10 @@ def load_dataset(name_or_path, data_dir=None, download: bool = True) -> tuple[pd
 
 
 def list_datasets(data_dir=None) -> pd.DataFrame:
-    """List the datasets found in ``data_dir`` (and ``$PARSIMONY_DATA``, the cache) with n and d."""
+    """List the datasets found in ``data_dir`` (and ``$PARSIMONY_DATA``, the cache) with n and d.
+
+    An unreadable file is left out with a warning naming it.
+    """
     rows, seen = [], set()
     for directory in _search_dirs(data_dir):
         if not directory.is_dir():
@@ -144,10 +168,16 @@ def list_datasets(data_dir=None) -> pd.DataFrame:
             if suffix is None or not path.is_file():
                 continue
             name = path.name[: -len(suffix)]
-            if name in seen or not _has_target_column(path):
+            if name in seen:
+                continue
+            try:
+                if not _has_target_column(path):
+                    continue
+                X, _ = read_table(path)
+            except ValueError as exc:  # one unreadable file must not hide the others
+                warnings.warn(f"skipped: {exc}", stacklevel=2)
                 continue
             seen.add(name)
-            X, _ = read_table(path)
             rows.append({"name": name, "n": X.shape[0], "d": X.shape[1], "path": str(path)})
     return pd.DataFrame(rows, columns=["name", "n", "d", "path"])
 

@@ -52,3 +52,17 @@ def test_cli_datasets_list(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["--version"])
     assert info.value.code == 0
+
+
+def test_cli_datasets_list_shows_built_in_sets_on_a_fresh_install(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("PARSIMONY_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert main(["datasets", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "friedman1" in out and "diabetes" in out and "built-in" in out
+    (tmp_path / "toy.csv").write_text("a,b,y\n1,2,3\n4,5,6\n")
+    (tmp_path / "broken.tsv.gz").write_bytes(b"\x1f\x8b not gzip")
+    with pytest.warns(UserWarning, match="broken.tsv.gz"):
+        assert main(["datasets", "list", "--data-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "toy" in out and "friedman1" in out

@@ -77,3 +77,18 @@ def test_heteroskedastic_rejects_where_the_model_is_undefined():
         datasets.make_heteroskedastic(10, high=1e200)
     X, y = datasets.make_heteroskedastic(50, high=1e100, random_state=0)
     assert np.isfinite(y).all()
+
+
+@pytest.mark.parametrize("name, content, match", [
+    ("empty.csv", b"", "it is empty"),
+    ("corrupt.tsv.gz", b"\x1f\x8b\x08\x00 not really gzip", "corrupt or truncated gzip"),
+    ("binary.csv", bytes(range(256)) * 8, "binary content|malformed"),
+])
+def test_unreadable_files_name_themselves_and_do_not_stop_the_listing(local_dir, name, content, match):
+    bad = local_dir / name
+    bad.write_bytes(content)
+    with pytest.raises(ValueError, match=f"{bad}.*({match})"):
+        load_dataset(bad)
+    with pytest.warns(UserWarning, match=name):
+        table = list_datasets(local_dir)
+    assert {"tiny", "small"} <= set(table["name"])

@@ -44,12 +44,19 @@ def _bench_run(args) -> int:
         scheduler=args.scheduler, budget=budget, data_dir=args.data_dir, retry_failed=args.retry_failed,
         progress=not args.no_progress,
     )
-    rep = report(results, plots=False)
-    from .reporting import to_markdown
+    from .reporting import failures_table, summary_notes, to_markdown
 
-    print("\nTable 2 (mean ± sd over datasets):\n")
-    print(to_markdown(rep.summary))
     n_failed = int((results["status"] == "failed").sum())
+    if n_failed == len(results):
+        print(f"\nevery one of the {n_failed} tasks failed:", file=sys.stderr)
+        print(to_markdown(failures_table(None, results)), file=sys.stderr)
+        print(f"\nparsimony bench: no results to report (stored as failed in {args.store}; "
+              "rerun with --retry-failed once fixed)", file=sys.stderr)
+        return 1
+    rep = report(results, plots=False)
+    print("\nTable 2 (mean ± sd over datasets):\n")
+    print(summary_notes(rep.means) + "\n")
+    print(to_markdown(rep.summary))
     if n_failed:
         print(f"\n{n_failed} of {len(results)} tasks failed:")
         print(to_markdown(rep.failures))
@@ -74,13 +81,20 @@ def add_bench_parser(commands) -> None:
     bench = commands.add_parser("bench", help="SRBench-style experiments: run a suite, report results")
     bench_cmd = bench.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
 
-    run = bench_cmd.add_parser("run", help="run (or resume) a benchmark into a SQLite results store")
+    from .suites import METHODS
+
+    listing = "\n".join(f"  {name:<15} {'transparent' if spec.transparent else 'black box'}, fits the {spec.target}"
+                        for name, spec in METHODS.items())
+    run = bench_cmd.add_parser("run", help="run (or resume) a benchmark into a SQLite results store",
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               epilog=f"methods (--methods):\n{listing}\n"
+                                      "methods fitting the mean or median run at quantile 0.5 only")
     run.add_argument("--suite", choices=("quick", "pmlb"), default="quick",
                      help="quick: built-in data, offline, minutes; pmlb: the PMLB files of --data-dir")
     run.add_argument("--data-dir", default=None, help="folder with PMLB .tsv.gz files (pmlb suite)")
     run.add_argument("--datasets", type=_parse_list, default=None, help="only these datasets (comma-separated)")
     run.add_argument("--max-rows", type=int, default=None, help="pmlb suite: skip datasets with more rows")
-    run.add_argument("--methods", type=_parse_list, default=None, help="comma-separated method names (default: the suite's)")
+    run.add_argument("--methods", type=_parse_list, default=None, help=f"comma-separated method names among {', '.join(METHODS)} (default: the suite's)")
     run.add_argument("--quantiles", type=_parse_quantiles, default=None, help="e.g. 0.5,0.9 (default: the suite's)")
     run.add_argument("--folds", type=int, default=None, help="cross-validation folds (default 5)")
     run.add_argument("--seeds", type=lambda t: tuple(int(s) for s in _parse_list(t)), default=None,

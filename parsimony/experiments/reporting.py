@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from .._validation import check_quantile
 from .store import load_results
 
 #: Reported metrics: column, full name, abbreviation, decimals.
@@ -114,6 +115,17 @@ def summary_table(means: pd.DataFrame, metrics=tuple(METRICS), bold=None) -> pd.
     table[("Transparent", "")] = ["yes" if info.loc[m, "transparent"] else "no" for m in methods]
     table[("Target", "")] = [info.loc[m, "target"] for m in methods]
     return table
+
+
+def summary_notes(means: pd.DataFrame) -> str:
+    """How to read Table 2: the direction of every column, the datasets it averages over and what
+    a blank cell means."""
+    datasets = sorted(means["dataset"].unique())
+    return ("Lower is better in every metric column (NQL, ACE, parsimony = model complexity). "
+            f"Mean ± sd over {len(datasets)} datasets: {', '.join(map(str, datasets))}. "
+            "A blank cell: the method has no task at that quantile (it fits the mean or the median, "
+            "so it runs at tau=0.5 only) or some of its tasks on a dataset did not succeed (see the list "
+            "of failures); ± - : one dataset only.")
 
 
 def runtime_table(means: pd.DataFrame) -> pd.DataFrame:
@@ -341,7 +353,7 @@ class BenchmarkReport:
                  f"{self.means['dataset'].nunique()} datasets, {self.means['method'].nunique()} methods, "
                  f"{len(self.results)} tasks ({int((self.results['status'] == 'failed').sum())} failed). "
                  f"Tests compare: {', '.join(self.tested) or 'none'}.", "",
-                 "## Table 2: mean ± sd over datasets", "", to_markdown(self.summary), "",
+                 "## Table 2: mean ± sd over datasets", "", summary_notes(self.means), "", to_markdown(self.summary), "",
                  "## Table 3: fit time (ms)", "", to_markdown(self.runtime), "",
                  "## Table 6: Friedman tests (Bonferroni)", "", to_markdown(self._stats_view(self.friedman)), ""]
         for q in sorted(self.wilcoxon["quantile"].unique()):
@@ -421,6 +433,7 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True) -> Ben
     plots : bool, default=True
         Write the PNG plots too (only with ``out``).
     """
+    alpha = check_quantile(alpha, "alpha")
     results = load_results(store)
     means = dataset_means(results)
     friedman, wilcoxon = statistical_tests(means, tested=tested, alpha=alpha)

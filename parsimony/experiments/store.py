@@ -310,7 +310,11 @@ class ResultStore:
 def load_results(store) -> pd.DataFrame:
     """The rows of a results store given as a path, a :class:`ResultStore` or a DataFrame."""
     if isinstance(store, pd.DataFrame):
-        return store.copy()
+        missing = [c for c in (*KEY, "status") if c not in store.columns]
+        if missing:
+            raise ValueError(f"the results frame lacks the columns {missing}: it must hold result rows "
+                             f"(columns {list(COLUMNS)}), as ResultStore.load or run_benchmark return")
+        return store.reindex(columns=[*COLUMNS, *(c for c in store.columns if c not in COLUMNS)])
     if isinstance(store, ResultStore):
         return store.load()
     if not os.path.exists(store):

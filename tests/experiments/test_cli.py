@@ -44,3 +44,42 @@ def test_bench_errors(tmp_path, capsys):
     assert "--data-dir" in capsys.readouterr().err
     assert main(["bench", "report", str(tmp_path / "missing.sqlite")]) == 2
     assert "no results store" in capsys.readouterr().err
+
+
+def test_bench_run_help_lists_the_methods(capsys):
+    import pytest
+
+    from parsimony.experiments.suites import METHODS
+
+    with pytest.raises(SystemExit):
+        main(["bench", "run", "--help"])
+    out = capsys.readouterr().out
+    assert all(name in out for name in METHODS)
+
+
+def test_bench_run_output_says_how_to_read_the_table(tmp_path, capsys):
+    store = tmp_path / "r.sqlite"
+    assert _run(tmp_path, "--suite", "quick", "--datasets", "heteroskedastic", "--store", str(store)) == 0
+    out = capsys.readouterr().out
+    assert "Lower is better" in out and "heteroskedastic" in out and "blank cell" in out
+
+
+def test_bench_run_where_every_task_failed_exits_non_zero(tmp_path, capsys):
+    data = tmp_path / "holes.csv"
+    data.write_text("a,b,y\n" + "".join(f"{i},{'' if i % 2 else i},{i}\n" for i in range(20)))  # NaN in b
+    code = _run(tmp_path, "--datasets", str(data), "--store", str(tmp_path / "r.sqlite"))
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "every one of the 8 tasks failed" in captured.err and "NaN" in captured.err
+    assert "Table 2" not in captured.out
+
+
+def test_bench_commands_name_an_unreadable_store(tmp_path, capsys):
+    corrupt = tmp_path / "corrupt.sqlite"
+    corrupt.write_bytes(b"garbage" * 200)
+    assert main(["bench", "report", str(corrupt), "--no-plots"]) == 2
+    assert str(corrupt) in capsys.readouterr().err
+    assert _run(tmp_path, "--suite", "quick", "--datasets", "heteroskedastic", "--store", str(corrupt)) == 2
+    assert str(corrupt) in capsys.readouterr().err
+    assert _run(tmp_path, "--suite", "quick", "--datasets", "heteroskedastic", "--store", str(tmp_path)) == 2
+    assert "is a folder" in capsys.readouterr().err

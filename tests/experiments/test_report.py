@@ -151,3 +151,18 @@ def test_markdown_and_latex_writers():
         "\\begin{tabular}{lll}\n\\toprule\nmethod & x & ok \\\\\n\\midrule\na\\_b & 0.5 & yes \\\\\n"
         "c &  & no \\\\\n\\bottomrule\n\\end{tabular}\n"
     )
+
+
+def test_report_rejects_bad_alpha_and_frames_without_results(store):
+    for alpha in (2, 0, -0.1):
+        with pytest.raises(ValueError, match="alpha"):
+            report(store, alpha=alpha, plots=False)
+    with pytest.raises(ValueError, match=r"lacks the columns \['dataset'"):
+        report(pd.DataFrame({"x": [1.0, 2.0]}), plots=False)
+
+
+def test_report_says_how_to_read_table2(store):
+    md = report(store, plots=False).to_markdown()
+    table2 = md.split("## Table 2")[1].split("## Table 3")[0]
+    assert "Lower is better" in table2 and "blank cell" in table2
+    assert "d0, d1" in table2 or all(d in table2 for d in DATASETS)
