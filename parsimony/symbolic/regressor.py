@@ -283,9 +283,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         return self
 
     def _equations_frame(self, front):
-        import sympy
+        from ._sympy_names import feature_symbol
 
-        symbols = [sympy.Symbol(name) for name in self.feature_names_]
+        symbols = [feature_symbol(name) for name in self.feature_names_]  # "dose mg" stays one symbol
         complexity = np.array([row["complexity"] for row in front], dtype=np.int64)
         loss = np.array([row["loss"] for row in front], dtype=float)
         return pd.DataFrame({
@@ -353,10 +353,20 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         check_is_fitted(self, "_fronts")
         return self.equations_ if isinstance(self.equations_, list) else [self.equations_]
 
-    def sympy(self, index=None):
-        """The selected expression as sympy (a list for several quantile levels)."""
+    def sympy(self, index=None, precision=5):
+        """The selected expression as sympy (a list for several quantile levels).
+
+        Constants are rounded to ``precision`` significant digits (>= 1) for reading; None keeps
+        them at full precision, as in ``equations_["sympy"]`` (``predict`` always uses them).
+        """
+        from ._sympy_names import round_constants
+
+        if precision is not None:
+            precision = check_int(precision, "precision", minimum=1)
         frames = self._selected_frames()
         exprs = [f["sympy"].iloc[i] for f, i in zip(frames, self._indices(index))]
+        if precision is not None:
+            exprs = [round_constants(expr, precision) for expr in exprs]
         return exprs if isinstance(self.equations_, list) else exprs[0]
 
     def export_text(self, feature_names=None, decimals=5) -> str:
@@ -383,13 +393,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         import sympy
 
         precision = check_int(precision, "precision", minimum=1)
-
-        frames = self._selected_frames()
-        out = []
-        for f, i in zip(frames, self._indices(index)):
-            expr = f["sympy"].iloc[i]
-            rounded = expr.xreplace({n: sympy.Float(float(f"{float(n):.{precision}g}")) for n in expr.atoms(sympy.Float)})
-            out.append(sympy.latex(rounded))
+        exprs = self.sympy(index, precision)
+        out = [sympy.latex(expr) for expr in (exprs if isinstance(exprs, list) else [exprs])]
         return out if isinstance(self.equations_, list) else out[0]
 
     def plot_pareto_front(self, ax=None):

@@ -1,0 +1,69 @@
+"""Equations printed for reading: constants at a display precision, non-identifier names as one symbol."""
+
+import pickle
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+import sympy
+
+from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic._expressions import from_tokens, to_sympy
+from parsimony.symbolic._sympy_names import display_float, feature_symbol, round_constants
+
+TINY = dict(niterations=3, populations=2, population_size=20, ncycles_per_iteration=10, progress=False)
+
+
+def _significant_digits(text):
+    return [len(m.split("e")[0].replace(".", "").replace("-", "").strip("0"))
+            for m in re.findall(r"\d+\.?\d*(?:e[-+]?\d+)?", text)]
+
+
+@pytest.fixture(scope="module")
+def dose_model():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"dose mg": rng.uniform(0, 4, 150), "age": rng.uniform(20, 80, 150)})
+    y = 1.234567891 * X["dose mg"] + 0.7654321
+    return SymbolicQuantileRegressor(random_state=0, **TINY).fit(X, y), X
+
+
+def test_sympy_prints_at_a_readable_precision(dose_model):
+    model, X = dose_model
+    full = model.sympy(precision=None)
+    assert full == model.equations_["sympy"].iloc[model.best_index_]
+    assert max(_significant_digits(str(full))) > 8  # the model keeps the fitted constants
+    for precision in (5, 2):
+        shown = model.sympy(precision=precision)
+        assert max(_significant_digits(str(shown))) <= precision
+        assert shown.free_symbols == full.free_symbols
+        f, g = (sympy.lambdify(sorted(e.free_symbols, key=str), e) for e in (full, shown))
+        args = [X[s.name].to_numpy() for s in sorted(full.free_symbols, key=str)]
+        np.testing.assert_allclose(g(*args), f(*args), rtol=10.0 ** (1 - precision))
+    assert str(model.sympy()) == str(model.sympy(precision=5))
+    np.testing.assert_allclose(model.predict(X), sympy.lambdify(sorted(full.free_symbols, key=str), full)(
+        *[X[s.name].to_numpy() for s in sorted(full.free_symbols, key=str)]), rtol=1e-12)
+    with pytest.raises(ValueError, match="precision"):
+        model.sympy(precision=0)
+
+
+def test_non_identifier_name_stays_one_symbol(dose_model):
+    model, _ = dose_model
+    expr = model.sympy()
+    assert "dose mg" in {s.name for s in expr.free_symbols}
+    assert "`dose mg`" in str(expr)
+    assert r"\text{dose mg}" in model.latex() and "dose mg}" not in model.latex().replace(r"\text{dose mg}", "")
+    assert pickle.loads(pickle.dumps(model)).sympy() == expr
+
+
+def test_printing_helpers():
+    dose, age = feature_symbol("dose mg"), feature_symbol("age")
+    assert isinstance(age, sympy.Symbol) and age == sympy.Symbol("age")
+    assert sympy.latex(feature_symbol("a_b%")) == r"\text{a\_b\%}"
+    ops, feats, vals = from_tokens([0.123456789, "x0", "mul", 3.0, "x1", "square", "mul", "add", 123456.789, "add"],
+                                   n_features=2)
+    expr = to_sympy(ops, feats, vals, len(ops), [dose, age])
+    assert str(round_constants(expr, 3)) == "0.123*`dose mg` + 3.0*age**2 + 123000.0"
+    assert sympy.latex(round_constants(expr, 4)) == r"0.1235 \text{dose mg} + 3.0 age^{2} + 123500.0"
+    assert str(display_float(1.23456e-7, 3)) == "1.23e-07" and float(display_float(0.1, 3)) == 0.1
+    assert sympy.latex(display_float(-2.5e20, 2)) == r"-2.5 \cdot 10^{20}"
