@@ -121,6 +121,21 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     return w
 
 
+def extreme_scale(values, axis=None):
+    """1 where ``max|values|`` lies in [1e-100, 1e100] (or is 0 or not finite), else the power of
+    two just above it (one per column with ``axis=0``).
+
+    Dividing by a power of two is exact, so a fit on the divided values gives the same solution
+    while squares of extreme values neither overflow nor underflow; typical data is left alone.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    top = np.max(np.abs(values), axis=axis) if values.size else np.float64(0.0)
+    top = np.asarray(top, dtype=np.float64)
+    extreme = np.isfinite(top) & (top > 0) & ((top < 1e-100) | (top > 1e100))
+    scale = np.where(extreme, np.ldexp(1.0, np.frexp(np.where(extreme, top, 1.0))[1]), 1.0)
+    return float(scale) if scale.ndim == 0 else scale
+
+
 def seed_from(random_state, name: str = "random_state") -> int:
     """An integer seed: fresh entropy for None, the int itself, or a draw from a RandomState/Generator."""
     if random_state is None:

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
     check_array_1d, check_int, check_nonnegative, check_option, check_same_length, check_time_limit,
-    seed_from,
+    extreme_scale, seed_from,
 )
 from ..backend import resolve_backend
 from . import _cbcd, _cbcd_julia
@@ -81,22 +81,10 @@ class PruningProblem:
         return self.leaves, self.T, self.tables.leaf_offset
 
 
-def scale_unit(y) -> float:
-    """1, or a power of two near ``max|y|`` when that is outside [1e-100, 1e100].
-
-    Dividing by a power of two is exact, so the problem solved in these units has the same solution
-    while its squares neither overflow nor underflow.
-    """
-    top = float(np.max(np.abs(y))) if np.size(y) else 0.0
-    if top == 0.0 or not np.isfinite(top) or 1e-100 <= top <= 1e100:
-        return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
-
-
 def build_problem(tables: EnsembleTables, X, y, weighting: str = "node") -> PruningProblem:
     """Depth-difference matrices, Gram tables and layer weights for ``X``, ``y``."""
     y = np.asarray(y, dtype=np.float64)
-    unit = scale_unit(y)
+    unit = extreme_scale(y)
     T = tables.leaf_table_t if unit == 1.0 else tables.leaf_table_t / unit
     leaves = leaf_indices(tables, X)
     gram, prefix_norms = _cbcd.gram_tables(leaves, T, tables.leaf_offset, tables.n_layers)
@@ -438,7 +426,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
             forest = RandomForestRegressor(
                 n_estimators=self.n_estimators, max_depth=self.max_depth, random_state=self.random_state
             )
-            unit = scale_unit(y)
+            unit = extreme_scale(y)
             if unit == 1.0:
                 self.estimator_ = forest.fit(X, y)
             else:  # the trees' squared errors would overflow or underflow: fit y / unit, scale back exactly

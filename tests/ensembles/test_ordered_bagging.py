@@ -461,3 +461,28 @@ def test_bagged_networks_fit_a_smooth_function_and_are_reproducible():
 @parametrize_with_checks([BaggedNetworks(n_estimators=3, hidden_units=2, max_iter=20)])
 def test_bagged_networks_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("scale", [1e160, 1e300, 1e-300])
+def test_networks_and_their_ordering_are_scale_free(scale):
+    from parsimony.ensembles import BaggedNetworks
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=120) + 2.0
+
+    def pool():
+        return BaggedNetworks(n_estimators=8, max_iter=60, random_state=0)
+
+    ref = pool().fit(X, y)
+    scaled = pool().fit(X, y * scale)
+    pred = scaled.predict(X)
+    assert np.all(np.isfinite(pred))
+    np.testing.assert_allclose(pred / scale, ref.predict(X), rtol=1e-9)
+    wide = pool().fit(X * scale, y)  # extreme inputs too
+    np.testing.assert_allclose(wide.predict(X * scale), ref.predict(X), rtol=1e-9)
+    ordered_ref = OrderedBaggingRegressor(pool(), keep=0.25, random_state=0).fit(X, y)
+    ordered = OrderedBaggingRegressor(pool(), keep=0.25, random_state=0).fit(X, y * scale)
+    np.testing.assert_array_equal(ordered.order_, ordered_ref.order_)
+    assert np.all(np.isfinite(ordered.predict(X)))
+    np.testing.assert_allclose(ordered.predict(X) / scale, ordered_ref.predict(X), rtol=1e-9)
