@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import time
 
 import numpy as np
@@ -28,7 +29,7 @@ from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._validation import check_int, check_option, check_quantile, check_time_limit
+from .._validation import Check, InstanceOf, Interval, Options, check_quantile, validate_params
 from ..losses import grouped_weighted_quantiles
 from ..losses import weighted_quantile as weighted_quantile_of
 from ..metrics import QuantileScoreMixin, complexity, pinball_loss
@@ -51,6 +52,10 @@ def weighted_quantile(values, quantile, sample_weight=None) -> float:
 
 
 # ----------------------------------------------------------------------------- quantile tree
+
+
+#: QDT's parameter table; the tree's own parameters are checked by DecisionTreeRegressor.
+QDT_PARAMETERS = {"quantile": [Check(check_quantile, "a number in (0, 1)")]}
 
 
 class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
@@ -99,8 +104,8 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
         -------
         self
         """
+        tau = validate_params(self.get_params(deep=False), QDT_PARAMETERS)["quantile"]
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        tau = check_quantile(self.quantile)
         y = np.asarray(y, dtype=np.float64)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X)
@@ -186,7 +191,7 @@ def _cart_tree(qdt: QuantileDecisionTreeRegressor):
 _KINDS = ("int", "int_log", "float", "float_log", "categorical")
 
 
-def _check_space(space) -> dict:
+def _check_space(space, name="param_space") -> dict:
     if space is None:
         return {}
     if not isinstance(space, dict):
@@ -239,6 +244,19 @@ def _optuna_params(trial, space: dict) -> dict:
         else:
             params[name] = trial.suggest_float(name, float(spec[1]), float(spec[2]), log=kind == "float_log")
     return params
+
+
+#: TunedQuantileRegressor's parameter table (see :func:`parsimony._validation.validate_params`).
+TUNED_PARAMETERS = {
+    "param_space": [None, Check(_check_space, "a dict name -> (kind, ...)")],
+    "quantile": [Check(check_quantile, "a number in (0, 1)")],
+    "cv": [Interval(numbers.Integral, 2)],
+    "n_trials": [Interval(numbers.Integral, 1)],
+    "time_limit": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "search": [Options("auto", "optuna", "random")],
+    "random_state": [InstanceOf((type(None), numbers.Integral, np.random.RandomState),
+                                "None, an int or a numpy RandomState")],
+}
 
 
 class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
@@ -312,14 +330,11 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         -------
         self
         """
+        params = validate_params(self.get_params(deep=False), TUNED_PARAMETERS)  # checked once
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
-        tau = check_quantile(self.quantile)
-        space = _check_space(self.param_space)
-        n_trials = check_int(self.n_trials, "n_trials", minimum=1)
-        cv = check_int(self.cv, "cv", minimum=2)
-        limit = check_time_limit(self.time_limit)
-        search = check_option(self.search, "search", {"auto", "optuna", "random"})
+        tau, space, n_trials, cv = params["quantile"], params["param_space"] or {}, params["n_trials"], params["cv"]
+        limit, search = params["time_limit"], params["search"]
         rng = check_random_state(self.random_state)
         seed = int(rng.randint(0, 2**31 - 1))
         base = self._base(seed)

@@ -167,3 +167,19 @@ def test_without_optuna_the_tuner_falls_back_to_seeded_random_search(monkeypatch
     assert tuned.search_ == "random" and len(tuned.trials_) == 3
     with pytest.raises(ImportError, match="bench"):
         make_qdt(0.5, random_state=0, n_trials=3, cv=2, search="optuna").fit(X, y)
+
+
+@pytest.mark.parametrize("params, error, message", [
+    ({"quantile": "0.5"}, TypeError, "quantile must be a real number"),
+    ({"cv": 1}, ValueError, r"cv must be an integer >= 2, got 1"),
+    ({"n_trials": 2.5}, TypeError, r"n_trials must be an integer >= 1"),
+    ({"search": "grid"}, ValueError, r"search must be one of 'auto', 'optuna', 'random', got 'grid'"),
+    ({"time_limit": 0}, ValueError, r"time_limit must be None or a number > 0"),
+    ({"param_space": {"alpha": ("uniform", 0, 1)}}, ValueError, r"param_space\['alpha'\] must be a tuple"),
+])
+def test_tuned_parameters_are_checked_by_their_table(params, error, message):
+    from parsimony.experiments.baselines import TunedQuantileRegressor
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(error, match=message):
+        TunedQuantileRegressor(**params).fit(X, X[:, 0])
