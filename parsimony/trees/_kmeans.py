@@ -1,10 +1,10 @@
 """Optimal 1-D clustering by dynamic programming: the k-Means / k-median lower bounds of OSRT.
 
-Points are sorted, so an optimal clustering uses contiguous runs (for squared error and for
-absolute error alike). Row ``k`` of the table holds, for every prefix of the points, the
+Points are sorted, so an optimal clustering uses contiguous runs (for squared error, absolute
+error and the pinball loss alike: each is a convex function of the point minus its centre). Row ``k`` of the table holds, for every prefix of the points, the
 cheapest way to cut it into ``k`` runs; the optimal cut point is monotone in the prefix end
 (quadrangle inequality), so each row is filled by divide and conquer in O(n log n) cost
-evaluations (each O(1) for squared error, O(log n) for the weighted median of absolute error).
+evaluations (each O(1) for squared error, O(log n) for the weighted median or tau-quantile of the others).
 Rows are added one at a time and the search stops by convexity (Theorem 3.7 of the paper):
 once one more cluster saves less than the penalty ``lam``, more clusters never pay.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
-from ..losses import LOSS_SQUARED
+from ..losses import LOSS_PINBALL, LOSS_SQUARED
 
 
 @njit
@@ -29,36 +29,43 @@ def _sq_cost(pw, pm, pq, a, b):
 
 
 @njit
-def _abs_cost(pw, pm, a, b, values):
-    """Weighted absolute error of sorted points ``a..b`` (inclusive) about their weighted median."""
+def _quantile_cost(pw, pm, a, b, values, tau, below_weight, above_weight):
+    """Weighted cost of sorted points ``a..b`` (inclusive) about their lower weighted ``tau``-quantile q.
+
+    ``below_weight`` times the sum of ``w (q - y)`` at or below q plus ``above_weight`` times the sum
+    of ``w (y - q)`` above it: absolute error with weights 1, 1 at tau = 0.5; the pinball loss with
+    ``1 - tau``, ``tau``.
+    """
     total = pw[b + 1] - pw[a]
     if total <= 0.0:
         return 0.0
-    # the weighted (lower) median: the first point whose cumulative weight reaches half the total
+    # the first point whose cumulative weight reaches tau of the total
     lo = a
     hi = b
     while lo < hi:
         mid = (lo + hi) // 2
-        if 2.0 * (pw[mid + 1] - pw[a]) >= total:
+        if pw[mid + 1] - pw[a] >= tau * total:
             hi = mid
         else:
             lo = mid + 1
-    med = values[lo]
-    left = med * (pw[lo + 1] - pw[a]) - (pm[lo + 1] - pm[a])
-    right = (pm[b + 1] - pm[lo + 1]) - med * (pw[b + 1] - pw[lo + 1])
-    c = left + right
+    q = values[lo]
+    below = q * (pw[lo + 1] - pw[a]) - (pm[lo + 1] - pm[a])
+    above = (pm[b + 1] - pm[lo + 1]) - q * (pw[b + 1] - pw[lo + 1])
+    c = below_weight * below + above_weight * above
     return c if c > 0.0 else 0.0
 
 
 @njit
-def _cost(kind, pw, pm, pq, values, a, b):
+def _cost(kind, pw, pm, pq, values, a, b, tau):
     if kind == LOSS_SQUARED:
         return _sq_cost(pw, pm, pq, a, b)
-    return _abs_cost(pw, pm, a, b, values)
+    if kind == LOSS_PINBALL:
+        return _quantile_cost(pw, pm, a, b, values, tau, 1.0 - tau, tau)
+    return _quantile_cost(pw, pm, a, b, values, 0.5, 1.0, 1.0)
 
 
 @njit
-def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack):
+def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack, tau):
     """Fill ``cur[b]`` = best cost of points 0..b in ``k`` clusters from row ``prev`` (k-1)."""
     # divide and conquer over b in [k-1, n-1] with the optimal start a in [k-1, b]
     top = 0
@@ -80,7 +87,7 @@ def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack):
         arg = olo
         last = ohi if ohi < mid else mid
         for a in range(olo, last + 1):
-            c = prev[a - 1] + _cost(kind, pw, pm, pq, values, a, mid)
+            c = prev[a - 1] + _cost(kind, pw, pm, pq, values, a, mid, tau)
             if c < best:
                 best = c
                 arg = a
@@ -98,14 +105,15 @@ def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack):
 
 
 @njit
-def cluster_costs(kind, weights, values, max_clusters, lam, floor):
+def cluster_costs(kind, weights, values, max_clusters, lam, floor, tau=0.5):
     """Optimal 1-D clustering costs for 1, 2, ... clusters, stopped by convexity.
 
     Parameters
     ----------
     kind : int
         :data:`parsimony.losses.LOSS_SQUARED` for weighted squared error (k-Means),
-        ``LOSS_ABSOLUTE`` for weighted absolute error (k-median).
+        ``LOSS_ABSOLUTE`` for weighted absolute error (k-median), ``LOSS_PINBALL`` for the
+        weighted pinball loss at level ``tau`` (the best k-level step function under it).
     weights, values : ndarray
         Points sorted by value, with their weights.
     max_clusters : int
@@ -114,6 +122,8 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
         Penalty per cluster; rows stop once a cluster saves no more than ``lam`` (convexity).
     floor : float
         Constant lower bound on the loss for every number of clusters (added through max).
+    tau : float, default=0.5
+        Quantile level of the pinball loss (ignored by the other kinds).
 
     Returns
     -------
@@ -135,7 +145,7 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
     prev = np.empty(n)
     cur = np.empty(n)
     for b in range(n):
-        prev[b] = _cost(kind, pw, pm, pq, values, 0, b)
+        prev[b] = _cost(kind, pw, pm, pq, values, 0, b, tau)
     c1 = prev[n - 1]
     costs[0] = c1
     best = (c1 if c1 > floor else floor) + lam
@@ -145,7 +155,7 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor):
     for k in range(2, kmax + 1):
         for b in range(k - 1):
             cur[b] = np.inf
-        _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack)
+        _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack, tau)
         ck = cur[n - 1]
         costs[k - 1] = ck
         rows = k

@@ -34,7 +34,8 @@ from collections import namedtuple
 import numpy as np
 
 from .._numba import njit
-from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
+from .._loss_kernels import pointwise_loss
+from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
 from ._kmeans import cluster_costs
 
 # kernel return codes
@@ -148,6 +149,7 @@ def _row_in(words, c):
 Problem = namedtuple("Problem", [
     "loss_kind",        # LOSS_SQUARED or LOSS_ABSOLUTE
     "bound_kind",       # BOUND_NONE, BOUND_EQUIVALENT or BOUND_KMEANS
+    "tau",              # quantile level of the pinball loss (LOSS_PINBALL)
     "lam",              # penalty per leaf
     "unlimited",        # no depth limit (the remaining depth never decreases)
     "class_features",   # (classes, features) uint8: the binary row of every equivalence class
@@ -157,7 +159,7 @@ Problem = namedtuple("Problem", [
     "class_sumsq",
     "class_mean",
     "class_within",
-    "row_class",        # rows sorted by target (absolute loss only): class, target, weight
+    "row_class",        # rows sorted by target (absolute and pinball losses): class, target, weight
     "row_y",
     "row_w",
 ])
@@ -201,11 +203,11 @@ Scratch = namedtuple("Scratch", [
 
 
 def make_problem(loss_kind, bound_kind, lam, unlimited, class_features, feature_bits, class_weight, class_sum,
-                 class_sumsq, class_mean, class_within, row_class=None, row_y=None, row_w=None):
+                 class_sumsq, class_mean, class_within, row_class=None, row_y=None, row_w=None, tau=0.5):
     """A :data:`Problem` with empty row arrays when the loss needs none."""
     if row_class is None:
         row_class, row_y, row_w = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
-    return Problem(loss_kind, bound_kind, float(lam), bool(unlimited), class_features, feature_bits, class_weight,
+    return Problem(loss_kind, bound_kind, float(tau), float(lam), bool(unlimited), class_features, feature_bits, class_weight,
                    class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w)
 
 
@@ -234,7 +236,8 @@ def leaf_loss(problem, words, members):
 
     Squared loss: weighted sum of squares about the weighted mean from the per-class sums of the
     scaled targets. Absolute loss: weighted absolute deviations about the weighted median, from
-    the rows sorted by target.
+    the rows sorted by target; pinball loss: weighted pinball losses about the weighted lower
+    ``tau``-quantile.
     """
     if problem.loss_kind == LOSS_SQUARED:
         n = _members(words, members)
@@ -250,9 +253,13 @@ def leaf_loss(problem, words, members):
             return 0.0
         v = q - s * s / w
         return v if v > 0.0 else 0.0
-    row_class = problem.row_class
-    row_y = problem.row_y
-    row_w = problem.row_w
+    tau = problem.tau if problem.loss_kind == LOSS_PINBALL else 0.5  # the absolute loss: the median
+    return _quantile_leaf(words, problem.row_class, problem.row_y, problem.row_w, problem.loss_kind, tau)
+
+
+@njit
+def _quantile_leaf(words, row_class, row_y, row_w, loss_kind, tau):
+    """Weighted absolute or pinball loss of the rows of ``words`` about their lower weighted ``tau``-quantile."""
     total = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
@@ -260,18 +267,18 @@ def leaf_loss(problem, words, members):
     if total <= 0.0:
         return 0.0
     acc = 0.0
-    med = 0.0
+    q = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
             acc += row_w[r]
-            if 2.0 * acc >= total:  # the weighted (lower) median
-                med = row_y[r]
+            if acc >= tau * total:
+                q = row_y[r]
                 break
-    tot = 0.0
+    out = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
-            tot += row_w[r] * abs(row_y[r] - med)
-    return tot
+            out += row_w[r] * pointwise_loss(row_y[r] - q, loss_kind, tau)
+    return out
 
 
 @njit
@@ -281,6 +288,7 @@ def lower_bound(problem, words, d, members, buf_w, buf_v):
     Squared loss: weighted k-Means over the sorted class means plus the within-class loss
     (Theorem 3.6 of the paper). Absolute loss: weighted k-median over the rows (clusters may split a
     class, so this relaxes the tree problem), floored per k by the within-class absolute loss.
+    Pinball loss: the same over the best k-level step function under the pinball cost.
     Under a depth limit ``d`` at most ``2**d`` clusters are tried.
     """
     lam = problem.lam
@@ -310,7 +318,8 @@ def lower_bound(problem, words, d, members, buf_w, buf_v):
             buf_w[m] = problem.row_w[r]
             buf_v[m] = problem.row_y[r]
             m += 1
-    best, _ = cluster_costs(LOSS_ABSOLUTE, buf_w[:m], buf_v[:m], kmax, lam, within)
+    kind = LOSS_PINBALL if problem.loss_kind == LOSS_PINBALL else LOSS_ABSOLUTE
+    best, _ = cluster_costs(kind, buf_w[:m], buf_v[:m], kmax, lam, within, problem.tau)
     return best
 
 

@@ -9,12 +9,13 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_int, check_nonnegative, check_option, check_sample_weight, check_time_limit
-from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED, weighted_quantile
+from .._validation import (check_int, check_nonnegative, check_option, check_quantile, check_sample_weight,
+                           check_time_limit)
+from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Pinball, weighted_quantile
 from . import _search
 from .binarizer import Binarizer
 
-LOSSES = {"squared": LOSS_SQUARED, "absolute": LOSS_ABSOLUTE}
+LOSSES = {"squared": LOSS_SQUARED, "absolute": LOSS_ABSOLUTE, "quantile": LOSS_PINBALL}
 BOUNDS = {"none": _search.BOUND_NONE, "equivalent": _search.BOUND_EQUIVALENT, "kmeans": _search.BOUND_KMEANS}
 
 
@@ -33,20 +34,23 @@ class SearchResult:
     table: dict | None = None
 
 
-def _leaf_value(values, weights, loss_kind):
-    """A leaf's prediction: the weighted mean (squared loss) or weighted lower median (absolute)."""
+def _leaf_value(values, weights, loss_kind, tau=0.5):
+    """A leaf's prediction: the weighted mean (squared loss), the lower weighted median (absolute)
+    or the lower weighted ``tau``-quantile (quantile loss)."""
     if loss_kind == LOSS_SQUARED:
         return float(np.sum(weights * values) / np.sum(weights))
-    return weighted_quantile(values, weights, 0.5)  # the lower weighted median
+    return weighted_quantile(values, weights, tau if loss_kind == LOSS_PINBALL else 0.5)
 
 
-def _node_loss(values, weights, loss_kind, norm):
+def _node_loss(values, weights, loss_kind, norm, tau=0.5):
     """Weighted loss of ``values`` about their leaf value, divided by ``norm`` (0 when ``norm <= 0``)."""
     if norm <= 0:
         return 0.0
-    centre = _leaf_value(values, weights, loss_kind)
+    centre = _leaf_value(values, weights, loss_kind, tau)
     if loss_kind == LOSS_SQUARED:
         return float(np.sum(weights * (values - centre) ** 2) / norm)
+    if loss_kind == LOSS_PINBALL:
+        return float(np.sum(weights * Pinball(tau).pointwise(values - centre)) / norm)
     return float(np.sum(weights * np.abs(values - centre)) / norm)
 
 
@@ -64,7 +68,7 @@ def _merge_repeated_rows(Xb, y, w):
     return Xb[first], y[first], np.bincount(inverse, weights=w, minlength=first.size), inverse
 
 
-def _equivalence_classes(Xb, y_scaled, w, loss_kind):
+def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
     """Unique feature rows, sorted by their mean target, with per-class weighted statistics."""
     packed = np.packbits(Xb, axis=1)
     width = packed.shape[1]
@@ -91,7 +95,7 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind):
         ends = np.append(starts[1:], len(order))
         for c in range(n_classes):
             rows = order[starts[c]:ends[c]]
-            cwithin[c] = _node_loss(y_scaled[rows], w[rows], loss_kind, 1.0)
+            cwithin[c] = _node_loss(y_scaled[rows], w[rows], loss_kind, 1.0, tau)
     # sort classes by mean (ties by their feature rows, for determinism)
     perm = np.lexsort((*uniq.T[::-1], cmean))
     rank = np.empty(n_classes, dtype=np.int64)
@@ -109,6 +113,47 @@ def _bitsets(mask_rows, n_words):
         shifts = np.arange(block.shape[0], dtype=np.uint64)
         out[:, w] = np.bitwise_or.reduce(block << shifts[:, None], axis=0) if block.shape[0] else 0
     return out
+
+
+def magnitude_scale(y):
+    """The power of two nearest above ``max |y|`` (1 for an all-zero ``y``).
+
+    Dividing by it is exact, so every normalised loss is unchanged, while squares of the scaled
+    targets neither overflow (|y| above 1e154) nor underflow (|y| below 1e-154).
+    """
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    if top == 0.0 or not np.isfinite(top):
+        return 1.0
+    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
+
+
+def _is_constant(norm, y, w, loss_kind):
+    """True when the loss of the best constant is rounding noise relative to the targets' size.
+
+    ``y`` is scaled to ``max |y|`` in [0.5, 1), so the tolerance is relative in both directions: a
+    target of spread 1e-7 (or 1e-100) times its size is not constant, a spread of a few thousand
+    ulps is.
+    """
+    per_row = norm / float(np.sum(w))
+    tol = 1e-12 * float(np.max(np.abs(y)))
+    return per_row <= (tol * tol if loss_kind == LOSS_SQUARED else tol)
+
+
+_COMPILED = False
+
+
+def _ensure_compiled():
+    """Compile (or load from numba's cache) the search kernels once per process; returns the seconds.
+
+    ``solve`` calls it before its clock starts, so first-use compilation never eats a time limit.
+    """
+    global _COMPILED
+    if _COMPILED:
+        return 0.0
+    _COMPILED = True
+    start = time.perf_counter()
+    warm_up()
+    return time.perf_counter() - start
 
 
 def _entry_bytes(n_words):
@@ -153,10 +198,10 @@ class _Prepared:
     root_depth: int
 
 
-def _prepare(Xb, y, w, merged_row, loss_kind, bound_kind, lam, depth_limit, centre, scale):
+def _prepare(Xb, y, w, merged_row, loss_kind, tau, bound_kind, lam, depth_limit, centre, scale):
     """Scale the targets, group rows into equivalence classes and build the kernel's Problem."""
     y_scaled = (y - centre) / scale
-    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, w, loss_kind)
+    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, y_scaled, w, loss_kind, tau)
     n_classes = uniq.shape[0]
     n_words = (n_classes + 63) // 64
     fbits = _bitsets(uniq.astype(bool), n_words)
@@ -166,7 +211,7 @@ def _prepare(Xb, y, w, merged_row, loss_kind, bound_kind, lam, depth_limit, cent
         rows = (row_class[order].astype(np.int64), y_scaled[order], w[order])
     unlimited = depth_limit is None
     problem = _search.make_problem(loss_kind, bound_kind, lam, unlimited, uniq.astype(np.uint8), fbits, cw, cs, cq,
-                                   cmean, cwithin, *rows)
+                                   cmean, cwithin, *rows, tau=tau)
     root_words = np.zeros(n_words, dtype=np.uint64)
     for c in range(n_classes):
         root_words[c // 64] |= np.uint64(1) << np.uint64(c % 64)
@@ -250,7 +295,7 @@ def _memo_table(memo, class_of_row):
 
 
 def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
-          memory_limit=None, keep_table=False, sample_weight=None):
+          memory_limit=None, keep_table=False, sample_weight=None, quantile=0.5):
     """Find the tree minimising ``loss / loss(one leaf) + regularization * leaves`` on binary ``Xb``.
 
     Parameters
@@ -263,7 +308,8 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         Penalty per leaf.
     depth_limit : int or None
         Largest number of splits on a root-to-leaf path (None: no limit).
-    loss : {"squared", "absolute"}
+    loss : {"squared", "absolute", "quantile"}
+        "quantile" is the pinball loss at level ``quantile``.
     bound : {"kmeans", "equivalent", "none"}
         Lower bound used to prune (all give the same optimum).
     time_limit : float or None
@@ -276,13 +322,19 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         proven lower bound and exact value (inf when not solved).
     sample_weight : ndarray of shape (n_samples,) or None
         Positive row weights: the losses are weighted sums (integer weights act as repeated rows).
+    quantile : float
+        Level tau in (0, 1) of the quantile loss.
 
     Returns
     -------
     SearchResult
+        Its ``stats["compile_seconds"]`` is the first-use compilation done before the clock of
+        ``time_limit`` starts (0 once the kernels are loaded).
     """
+    compile_seconds = _ensure_compiled()
     t0 = time.perf_counter()
     loss_kind = LOSSES[loss]
+    tau = float(quantile) if loss_kind == LOSS_PINBALL else 0.5
     lam = float(regularization)
     Xb = np.ascontiguousarray(Xb, dtype=np.uint8)
     y = np.asarray(y, dtype=np.float64)
@@ -292,17 +344,20 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
         raise ValueError("solve needs positive sample weights (drop the rows of weight 0)")
     Xb_all = Xb
     Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
-    centre = _leaf_value(y, w, loss_kind)
-    norm = _node_loss(y, w, loss_kind, 1.0)
+    y = y / magnitude_scale(y)  # exact (a power of two), so the objective is unchanged
+    centre = _leaf_value(y, w, loss_kind, tau)
+    norm = _node_loss(y, w, loss_kind, 1.0, tau)
     scale = np.sqrt(norm) if loss_kind == LOSS_SQUARED else norm
-    if norm <= 1e-12 * max(1.0, float(np.abs(y).max()) ** (2 if loss_kind == LOSS_SQUARED else 1)) * float(np.sum(w)):
+    if _is_constant(norm, y, w, loss_kind):
         root = {"rows": np.arange(n)}
         return SearchResult(lam, lam, "optimal", root, {"subproblems": 0, "expansions": 0, "bounds": 0,
-                                                         "seconds": time.perf_counter() - t0})
+                                                         "seconds": time.perf_counter() - t0,
+                                                         "compile_seconds": compile_seconds})
     if m == 0:
         return SearchResult(1.0 + lam, 1.0 + lam, "optimal", {"rows": np.arange(n)},
-                            {"subproblems": 0, "expansions": 0, "bounds": 0, "seconds": time.perf_counter() - t0})
-    prep = _prepare(Xb, y, w, merged_row, loss_kind, BOUNDS[bound], lam, depth_limit, centre, scale)
+                            {"subproblems": 0, "expansions": 0, "bounds": 0, "seconds": time.perf_counter() - t0,
+                             "compile_seconds": compile_seconds})
+    prep = _prepare(Xb, y, w, merged_row, loss_kind, tau, BOUNDS[bound], lam, depth_limit, centre, scale)
     problem = prep.problem
     n_words = problem.feature_bits.shape[1]
     n_frames = (m + 2) if problem.unlimited else min(int(depth_limit), m) + 2
@@ -329,7 +384,8 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     counters = memo.counters
     stats = {"subproblems": int(counters[0]), "expansions": int(counters[1]), "bounds": int(counters[2]),
              "table_capacity": cap, "table_megabytes": cap * _entry_bytes(n_words) / 1e6,
-             "classes": problem.class_weight.shape[0], "seconds": time.perf_counter() - t0}
+             "classes": problem.class_weight.shape[0], "seconds": time.perf_counter() - t0,
+             "compile_seconds": compile_seconds}
     table = _memo_table(memo, prep.class_of_row) if keep_table else None
     return SearchResult(objective, lower, status, root, stats, table)
 
@@ -352,7 +408,7 @@ def _greedy_tree(prep, lam, solved, build):
             total, s_, q = cw[mask].sum(), cs[mask].sum(), cq[mask].sum()
             return max(q - s_ * s_ / total, 0.0) if total > 0 else 0.0
         rows = mask[row_class]
-        return _node_loss(y_scaled[rows], w[rows], problem.loss_kind, 1.0) if rows.any() else 0.0
+        return _node_loss(y_scaled[rows], w[rows], problem.loss_kind, 1.0, problem.tau) if rows.any() else 0.0
 
     def words_of(mask):
         bits = np.zeros(n_words * 64, dtype=bool)
@@ -399,6 +455,7 @@ def warm_up():
     solve(Xb, y, 0.01, None)
     solve(Xb, y, 0.01, 2)
     solve(Xb, y, 0.01, 2, loss="absolute")
+    solve(Xb, y, 0.01, 2, loss="quantile", quantile=0.8)
     _search.rehash(_new_memo(8, 1), _new_memo(16, 1))
     root = np.ones(1, dtype=np.uint64)
     frames = _new_frames(2, 1, 1, root, 1)
@@ -447,9 +504,9 @@ class TreeTable:
         return node
 
 
-def _tree_table(root, y, w, loss_kind):
+def _tree_table(root, y, w, loss_kind, tau=0.5):
     """Preorder node table from the nested split dictionary of a search (``w``: row weights)."""
-    norm = _node_loss(y, w, loss_kind, 1.0)
+    norm = _node_loss(y, w, loss_kind, 1.0, tau)
     rows_out = []
 
     def visit(node, depth):
@@ -485,8 +542,8 @@ def _tree_table(root, y, w, loss_kind):
         if table.feature[i] >= 0:
             members[i] = np.concatenate([members[table.children_left[i]], members[table.children_right[i]]])
         vals, weights = y[members[i]], w[members[i]]
-        table.value[i] = _leaf_value(vals, weights, loss_kind)
-        table.loss[i] = _node_loss(vals, weights, loss_kind, norm)
+        table.value[i] = _leaf_value(vals, weights, loss_kind, tau)
+        table.loss[i] = _node_loss(vals, weights, loss_kind, norm, tau)
         table.n_node_samples[i] = len(vals)
     return table
 
@@ -509,13 +566,19 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         Penalty per leaf (``lambda``), >= 0.
     depth_limit : int or None, default=None
         Largest number of splits on a root-to-leaf path; None searches all depths.
-    loss : {"squared", "absolute"}, default="squared"
+    loss : {"squared", "absolute", "quantile"}, default="squared"
+        "quantile" is the pinball loss at level ``quantile``: leaves predict the weighted
+        ``quantile``-quantile of their rows and the loss is normalised by the pinball loss of the
+        best constant (one leaf has loss 1). "absolute" is the same at ``quantile=0.5``.
+    quantile : float, default=0.5
+        Level tau in (0, 1) of ``loss="quantile"`` (ignored by the other losses).
     bound : {"kmeans", "equivalent", "none"}, default="kmeans"
         Lower bound used to prune: the k-Means (k-median) equivalent-points bound, the plain
         equivalent-points bound, or only the leaf penalty. The optimum does not depend on it.
     time_limit : float or None, default=None
         Seconds. When reached, the best tree found is kept, ``status_`` is "time_limit" and
-        ``gap_`` is the certified distance to the optimum.
+        ``gap_`` is the certified distance to the optimum. First-use compilation of the kernels
+        happens before the clock starts (``search_stats_["compile_seconds"]``).
     memory_limit : float or None, default=None
         Megabytes for the memo table; when exceeded the search stops like a time limit, with
         ``status_`` "memory_limit".
@@ -559,10 +622,11 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, regularization=0.05, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
-                 memory_limit=None, binarizer="auto"):
+                 memory_limit=None, binarizer="auto", quantile=0.5):
         self.regularization = regularization
         self.depth_limit = depth_limit
         self.loss = loss
+        self.quantile = quantile
         self.bound = bound
         self.time_limit = time_limit
         self.memory_limit = memory_limit
@@ -573,6 +637,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         lam = check_nonnegative(self.regularization, "regularization")
         depth = None if self.depth_limit is None else check_int(self.depth_limit, "depth_limit", minimum=0)
         check_option(self.loss, "loss", LOSSES)
+        check_quantile(self.quantile, "quantile")
         check_option(self.bound, "bound", BOUNDS)
         time_limit = check_time_limit(self.time_limit)
         memory = None
@@ -655,8 +720,11 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
             X, y, w = X[w > 0], y[w > 0], w[w > 0]
         Xb = self._binarize_fit(X, w)
         loss_kind = LOSSES[self.loss]
-        result = solve(Xb, y, lam, depth, self.loss, self.bound, time_limit, memory, sample_weight=w)
-        self.tree_ = _tree_table(result.root, y, np.ones(len(y)) if w is None else w, loss_kind)
+        tau = float(self.quantile)
+        result = solve(Xb, y, lam, depth, self.loss, self.bound, time_limit, memory, sample_weight=w, quantile=tau)
+        size = magnitude_scale(y)  # exact: leaf values scale back, normalised losses do not change
+        self.tree_ = _tree_table(result.root, y / size, np.ones(len(y)) if w is None else w, loss_kind, tau)
+        self.tree_.value *= size
         leaves = self.tree_.feature < 0
         self.n_leaves_ = int(leaves.sum())
         self.complexity_ = self.tree_.node_count  # the model protocol: nodes of the tree

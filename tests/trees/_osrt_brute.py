@@ -7,28 +7,35 @@ import functools
 import numpy as np
 
 
-def leaf_loss(values: np.ndarray, loss: str, weights=None) -> float:
-    """Weighted squared error about the weighted mean, or absolute error about the best centre."""
+def pinball(r, tau):
+    """Pinball loss of residuals ``r`` (written out here, independently of the package)."""
+    return np.maximum(tau * r, (tau - 1.0) * r)
+
+
+def leaf_loss(values: np.ndarray, loss: str, weights=None, tau=0.5) -> float:
+    """Weighted squared error about the weighted mean, or absolute / pinball loss about the best centre."""
     w = np.ones(len(values)) if weights is None else np.asarray(weights, dtype=float)
     if loss == "squared":
         mu = np.sum(w * values) / np.sum(w)
         return float(np.sum(w * (values - mu) ** 2))
+    if loss == "quantile":  # a weighted quantile is one of the points
+        return float(min(np.sum(w * pinball(values - c, tau)) for c in values))
     return float(min(np.sum(w * np.abs(values - c)) for c in values))  # a weighted median is a point
 
 
-def brute_force_objective(Xb, y, lam, depth, loss="squared", rows=None, sample_weight=None):
+def brute_force_objective(Xb, y, lam, depth, loss="squared", rows=None, sample_weight=None, tau=0.5):
     """Optimal objective by trying every split at every node (memoised on row sets only)."""
     Xb = np.asarray(Xb)
     y = np.asarray(y, dtype=float)
     n, m = Xb.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=float)
-    norm = leaf_loss(y, loss, w)
+    norm = leaf_loss(y, loss, w, tau)
     depth = m if depth is None else depth
 
     @functools.lru_cache(maxsize=None)
     def opt(subset, d):
         idx = np.fromiter(subset, dtype=np.int64)
-        best = leaf_loss(y[idx], loss, w[idx]) / norm + lam
+        best = leaf_loss(y[idx], loss, w[idx], tau) / norm + lam
         if d == 0:
             return best
         for j in range(m):
@@ -58,3 +65,29 @@ def random_problem(seed):
     lam = [0.0, 0.005, 0.02, 0.1, 0.3][seed % 5]
     depth = [None, 0, 1, 2, 3][(seed // 5) % 5]
     return Xb, y, lam, depth
+
+
+def tree_objective(node, y, lam, loss, w=None, tau=0.5):
+    """Objective of a nested split dictionary (leaves list their rows), normalised like the search."""
+    w = np.ones(len(y)) if w is None else w
+    norm = leaf_loss(y, loss, w, tau)
+    leaves = []
+
+    def walk(nd):
+        if "feature" in nd:
+            walk(nd["true"])
+            walk(nd["false"])
+        else:
+            leaves.append(nd["rows"])
+
+    walk(node)
+    return sum(leaf_loss(y[r], loss, w[r], tau) for r in leaves) / norm + lam * len(leaves)
+
+
+def kernel_lower_bound(problem, words, d):
+    """The search kernel's lower bound of subproblem ``(words, d)`` (buffers allocated here)."""
+    from parsimony.trees import _search
+
+    n_classes = problem.class_weight.shape[0]
+    buf = max(n_classes, problem.row_y.shape[0])
+    return _search.lower_bound(problem, words, d, np.empty(n_classes, dtype=np.int64), np.empty(buf), np.empty(buf))

@@ -189,3 +189,49 @@ def test_plot_tree_draws_every_node():
     ax = model.plot_tree()
     texts = [t.get_text() for t in ax.texts]
     assert sum("n=" in t for t in texts) == model.tree_.node_count
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute", "quantile"])
+@pytest.mark.parametrize("factor", [1e-7, 3e-7, 1e-100, 1e160, 1e300])
+def test_scale_of_y_does_not_matter(loss, factor):
+    """A target with a small spread is not constant, a huge one does not overflow: same tree, scaled leaves."""
+    X, y = _binary_data(2)
+    params = dict(regularization=0.01, depth_limit=2, loss=loss, quantile=0.7, binarizer=None)
+    reference = OptimalSparseRegressionTree(**params).fit(X, y)
+    scaled = OptimalSparseRegressionTree(**params).fit(X, y * factor)
+    assert reference.n_leaves_ > 1
+    assert scaled.status_ == "optimal"
+    # the same optimum (rounding in y * factor may pick another of equally good trees)
+    assert scaled.objective_ == pytest.approx(reference.objective_, rel=1e-9)
+    assert scaled.n_leaves_ == reference.n_leaves_
+    pred = scaled.predict(X)
+    assert np.all(np.isfinite(pred))
+    assert np.min(y * factor) <= pred.min() and pred.max() <= np.max(y * factor)
+
+
+def test_near_constant_target_with_offset_is_constant_only_at_rounding_level():
+    X, y = _binary_data(2)
+    noisy = OptimalSparseRegressionTree(regularization=0.01, binarizer=None).fit(X, 1e6 + 1e-3 * y)
+    assert noisy.n_leaves_ > 1  # a spread of 1e-9 relative to the offset is still a real signal
+    rounding = OptimalSparseRegressionTree(regularization=0.01, binarizer=None).fit(X, 1.0 + 1e-15 * (y > y.mean()))
+    assert rounding.n_leaves_ == 1
+
+
+@pytest.mark.slow
+def test_first_use_compilation_does_not_eat_the_time_limit(tmp_path):
+    """With no compiled kernels, a fit under a time limit compiles first and then searches to optimality."""
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, time\n"
+        "from parsimony import OptimalSparseRegressionTree\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(200, 4)); y = X[:, 0] + (X[:, 1] > 0) + rng.normal(size=200) * 0.3\n"
+        "m = OptimalSparseRegressionTree(regularization=0.02, depth_limit=3, time_limit=1.0).fit(X, y)\n"
+        "print(m.status_, m.search_stats_['seconds'] <= 1.5, m.search_stats_['compile_seconds'] > 0)\n"
+    )
+    env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["optimal", "True", "True"]

@@ -8,29 +8,13 @@ import pytest
 from parsimony.trees import _search
 from parsimony.trees.osrt import _bitsets, _equivalence_classes, solve
 
-from _osrt_brute import brute_force_objective, leaf_loss, random_problem
+from _osrt_brute import brute_force_objective, leaf_loss, kernel_lower_bound, random_problem, tree_objective
 
 
 def _weights(seed, n):
     """Row weights for a weighted variant of a random problem: real, integer or with zeros."""
     rng = np.random.default_rng(10_000 + seed)
     return (rng.uniform(0.1, 3.0, n), rng.integers(1, 4, n).astype(float))[seed % 2]
-
-
-def _tree_objective(node, y, lam, loss, w=None):
-    w = np.ones(len(y)) if w is None else w
-    norm = leaf_loss(y, loss, w)
-    leaves = []
-
-    def walk(nd):
-        if "feature" in nd:
-            walk(nd["true"])
-            walk(nd["false"])
-        else:
-            leaves.append(nd["rows"])
-
-    walk(node)
-    return sum(leaf_loss(y[r], loss, w[r]) for r in leaves) / norm + lam * len(leaves)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -46,7 +30,7 @@ def test_objective_equals_exhaustive_search(bound, weighted):
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-9), (seed, bound)
         # the returned tree really has that objective and respects the depth limit
-        assert _tree_objective(result.root, y, lam, loss, w) == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(result.root, y, lam, loss, w) == pytest.approx(expected, abs=1e-9), seed
 
 
 def test_eight_features_depth_three():
@@ -90,9 +74,7 @@ def test_lower_bounds_never_exceed_the_optimum(loss, weighted):
                 for kind in (_search.BOUND_KMEANS, _search.BOUND_EQUIVALENT, _search.BOUND_NONE):
                     problem = _search.make_problem(loss_kind, kind, lam, d == _search.UNLIMITED, uniq, fbits, cw, cs,
                                                    cq, cmean, cwithin, rows_class, rows_y, w[order])
-                    buf = max(n_classes, len(y))
-                    lb = _search.lower_bound(problem, words, d, np.empty(n_classes, dtype=np.int64), np.empty(buf),
-                                             np.empty(buf))
+                    lb = kernel_lower_bound(problem, words, d)
                     assert lb <= opt + 1e-9, (seed, d, kind)
                     checked += 1
     assert checked > 500
@@ -123,7 +105,7 @@ def test_time_limit_returns_best_tree_with_certified_gap(loss, weighted):
     assert limited.status == "time_limit"
     assert limited.lower_bound <= full.objective + 1e-9
     assert limited.objective >= full.objective - 1e-9
-    assert _tree_objective(limited.root, y, 0.001, loss, w) == pytest.approx(limited.objective, abs=1e-9)
+    assert tree_objective(limited.root, y, 0.001, loss, w) == pytest.approx(limited.objective, abs=1e-9)
 
 
 def test_memory_limit_stops_gracefully():
