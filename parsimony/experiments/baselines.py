@@ -8,6 +8,9 @@
   their training targets, tuned over ``min_samples_leaf`` in 1..50.
 - LGBM: LightGBM with the quantile objective, tuned over ``num_leaves``, ``learning_rate``,
   ``max_depth`` and ``min_child_samples`` (needs the ``bench`` extra).
+- OSRT-Q: the provably optimal sparse quantile tree (:class:`~parsimony.trees.OptimalSparseRegressionTree`
+  with ``loss="quantile"``), tuned over its per-leaf penalty ``regularization`` (log scale, 1e-3 to
+  0.2; the first trial is 0.01, the OSRT default of the benchmark budgets).
 
 Tuning is :class:`TunedQuantileRegressor`: inner k-fold cross-validation of the pinball loss,
 Optuna's TPE sampler seeded by ``random_state`` (or, without Optuna, a seeded random search over the
@@ -433,6 +436,7 @@ def _plain(value):
 PARAM_SPACES = {
     "LQR": {"quantileregressor__alpha": ("float_log", 1e-6, 1.0)},
     "QDT": {"min_samples_leaf": ("int", 1, 50)},
+    "OSRT-Q": {"regularization": ("float_log", 1e-3, 0.2)},
     "LGBM": {
         "num_leaves": ("int", 2, 100),
         "learning_rate": ("float_log", 0.01, 0.5),
@@ -456,6 +460,18 @@ def make_qdt(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5
     """Tuned quantile decision tree (``min_samples_leaf`` in 1..50)."""
     model = QuantileDecisionTreeRegressor(quantile=check_quantile(quantile))
     return TunedQuantileRegressor(model, PARAM_SPACES["QDT"], quantile, cv, n_trials, time_limit, search, random_state)
+
+
+def make_osrt_q(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto", depth_limit=5,
+                n_thresholds=4, tree_time_limit=None):
+    """Tuned optimal sparse quantile tree (``regularization`` on a log scale; each fit under ``tree_time_limit``)."""
+    from ..trees import Binarizer, OptimalSparseRegressionTree
+
+    model = OptimalSparseRegressionTree(regularization=0.01, depth_limit=depth_limit, loss="quantile",
+                                        quantile=check_quantile(quantile), time_limit=tree_time_limit,
+                                        binarizer=Binarizer(n_thresholds=n_thresholds))
+    return TunedQuantileRegressor(model, PARAM_SPACES["OSRT-Q"], quantile, cv, n_trials, time_limit, search,
+                                  random_state)
 
 
 def make_lgbm(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto", n_estimators=100):

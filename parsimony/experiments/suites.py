@@ -158,6 +158,14 @@ def _osrt_absolute(quantile, random_state, budget):
     return _osrt(quantile, random_state, budget, loss="absolute")
 
 
+def _osrt_quantile(quantile, random_state, budget):
+    from .baselines import make_osrt_q
+
+    return make_osrt_q(quantile, random_state, budget.n_trials, budget.tune_time, budget.inner_cv,
+                       depth_limit=budget.osrt_depth_limit, n_thresholds=budget.osrt_thresholds,
+                       tree_time_limit=budget.osrt_time_limit)
+
+
 def _forestprune(quantile, random_state, budget):
     from ..ensembles import ForestPrune
 
@@ -185,6 +193,7 @@ METHODS = {
         MethodSpec("SQR10K", _sqr10k, requires=("parsimony.symbolic",)),
         MethodSpec("OSRT", _osrt, target="mean", requires=("parsimony.trees.osrt",)),
         MethodSpec("OSRT-L1", _osrt_absolute, target="median", requires=("parsimony.trees.osrt",)),
+        MethodSpec("OSRT-Q", _osrt_quantile, requires=("parsimony.trees.osrt",)),
         MethodSpec("ForestPrune", _forestprune, target="mean", requires=("parsimony.ensembles.forestprune",)),
         MethodSpec("OrderedBagging", _ordered_bagging, transparent=False, target="mean",
                    requires=("parsimony.ensembles.ordered_bagging",)),
@@ -286,4 +295,4 @@ def pmlb_suite(data_dir, datasets=None, max_rows=None) -> Suite:
     missing = sorted(set(names) - set(table["name"]))
     if missing:
         raise ValueError(f"datasets not found in {data_dir!r}: {missing}")
-    return Suite("pmlb", names, ("LQR", "QDT", "LGBM", "SQR", "SQR10K"), budget="paper")
+    return Suite("pmlb", names, ("LQR", "QDT", "LGBM", "SQR", "SQR10K", "OSRT-Q"), budget="paper")

@@ -183,3 +183,24 @@ def test_tuned_parameters_are_checked_by_their_table(params, error, message):
     X = np.random.default_rng(0).normal(size=(30, 2))
     with pytest.raises(error, match=message):
         TunedQuantileRegressor(**params).fit(X, X[:, 0])
+
+
+def test_osrt_q_is_a_tuned_optimal_quantile_tree_with_tasks_at_every_level():
+    from parsimony.experiments.baselines import make_osrt_q
+    from parsimony.experiments.suites import METHODS, resolve_budget
+    from parsimony.trees import OptimalSparseRegressionTree
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0, 1, size=(150, 2))
+    y = 2 * (X[:, 0] > 0.5) + rng.standard_exponential(150) * (1 + X[:, 1])
+    model = make_osrt_q(0.9, random_state=0, n_trials=3, cv=2).fit(X, y)
+    tree = model.best_estimator_
+    assert isinstance(tree, OptimalSparseRegressionTree) and tree.loss == "quantile" and tree.quantile == 0.9
+    assert tree.status_ == "optimal" and len(model.trials_) == 3
+    assert model.trials_["regularization"].iloc[0] == 0.01  # the first trial is the default penalty
+    assert 0.8 <= np.mean(y <= model.predict(X)) <= 1.0    # a 0.9-quantile model covers about 90%
+    assert model.complexity_ == tree.tree_.node_count
+    spec = METHODS["OSRT-Q"]
+    assert spec.runs_at(0.9) and spec.runs_at(0.1)
+    built = spec.build(0.1, 0, resolve_budget("tiny"))
+    assert built.estimator.quantile == 0.1
