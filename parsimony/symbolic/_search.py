@@ -23,10 +23,12 @@ from ._engine import (
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
     P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
 )
-from ..losses import loss_from_code
-from ._evaluator import make_workspace, tree_loss
+from ..losses import LOSS_PINBALL, LOSS_SQUARED, loss_from_code
+from ._evaluator import evaluate, make_workspace, tree_loss
+from ._expressions import ADD, CONST, MUL
 from ._optimize import optimize_constants
 from ._random import new_state
+from ._scaling import pinball_line
 
 FREQUENCY_WINDOW = 10_000.0
 
@@ -453,6 +455,26 @@ def _polish(ops, feats, vals, loss, data, ws, state, scratch):
     return ops, feats, vals, loss
 
 
+def _scaled(ops, feats, vals, data, ws, weights, maxsize):
+    """``a + b * f`` with the exactly loss-optimal ``a`` and ``b`` (:func:`pinball_line`), as
+    ``(ops, feats, vals, loss)``, or None when it would exceed ``maxsize`` or not be finite."""
+    extra = 2 * weights[CONST] + weights[MUL] + weights[ADD]
+    if tree_complexity(ops, len(ops), weights) + extra > maxsize:
+        return None
+    Xt, y, w, wsum, loss_kind, tau = data
+    f = np.empty(len(y))
+    evaluate(ops, feats, vals, len(ops), Xt, ws, f)
+    a, b, total = pinball_line(f, y, w, tau if loss_kind == LOSS_PINBALL else 0.5)
+    if not np.isfinite(total):
+        return None
+    tail = np.array([CONST, MUL, CONST, ADD])
+    ops2 = np.concatenate([ops, tail]).astype(ops.dtype)
+    feats2 = np.concatenate([feats, np.zeros(4, feats.dtype)])
+    vals2 = np.concatenate([vals, [b, 0.0, a, 0.0]])
+    loss = tree_loss(ops2, feats2, vals2, len(ops2), data, ws)
+    return (ops2, feats2, vals2, loss) if np.isfinite(loss) else None
+
+
 def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
 
@@ -488,6 +510,10 @@ def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
         if not np.isfinite(loss):
             continue
         n = len(ops)
+        if data[4] != LOSS_SQUARED:
+            scaled = _scaled(ops, feats, vals, data, ws, weights, maxsize)
+            if scaled is not None:
+                offer(*_polish(*scaled, data, ws, state, scratch))
         ops2, feats2, vals2 = (np.concatenate([a, np.zeros(2, a.dtype)]) for a in (ops, feats, vals))
         loss = tree_loss(ops2, feats2, vals2, n, data, ws)  # leaves f's values in ws for free_offset
         n2, loss2, _ = free_offset(ops2, feats2, vals2, n, loss, int(tree_complexity(ops, n, weights)), data, ws,

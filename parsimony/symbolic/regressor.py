@@ -23,7 +23,7 @@ from ._search import run_search
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
-                    squared_loss=False) -> int:
+                    squared_loss=False, n_samples=None) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
     ``"accuracy"``: lowest loss; ``"score"``: highest score (steepest drop of log-loss per unit of
@@ -31,7 +31,10 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     lowest: PySR's 1.5 for a squared loss, ``sqrt(1.5)`` (the same factor on the scale of the
     residuals) for the pinball and absolute losses, which grow linearly in the residuals;
     ``"elbow"``: the point farthest below the chord joining the simplest and the most accurate
-    expressions, on axes scaled to [0, 1].
+    expressions, on axes scaled to [0, 1]; ``"sic"``: among the rows ``"best"`` admits, the lowest
+    Schwarz criterion of quantile regression (Koenker and Machado, 1999), ``log(loss) +
+    complexity * log(n) / (2 n)`` with ``n = n_samples`` (``log(loss) / 2`` for a squared loss):
+    the complexity is worth less the more rows support it, so more data buys longer formulas.
 
     With ``quantile`` and ``tolerance`` (and a ``coverage`` column), ``"best"`` first keeps the
     calibrated rows, whose training coverage is within ``tolerance`` of ``quantile`` (a
@@ -44,15 +47,21 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
         return int(np.argmin(loss))
     if model_selection == "score":
         return int(np.argmax(score))
-    if model_selection == "best":
+    c = equations["complexity"].to_numpy(dtype=float)
+    if model_selection in ("best", "sic"):
         ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
         if quantile is not None and tolerance is not None and "coverage" in equations:
             calibrated = ok & (np.abs(equations["coverage"].to_numpy(dtype=float) - quantile) <= tolerance)
             if calibrated.any():
                 ok = calibrated
         rows = np.flatnonzero(ok)
-        return int(rows[np.argmax(score[rows])])
-    c = equations["complexity"].to_numpy(dtype=float)
+        if model_selection == "best":
+            return int(rows[np.argmax(score[rows])])
+        if n_samples is None or not n_samples > 1:
+            raise ValueError(f"model_selection='sic' needs n_samples > 1, got {n_samples!r}")
+        with np.errstate(divide="ignore"):
+            criterion = (0.5 if squared_loss else 1.0) * np.log(loss) + c * np.log(n_samples) / (2.0 * n_samples)
+        return int(rows[np.argmin(criterion[rows])])
     x = (c - c[0]) / max(c[-1] - c[0], 1e-300)
     span = loss[0] - loss.min()
     y = (loss - loss.min()) / span if span > 0 else np.zeros_like(loss)
@@ -102,11 +111,13 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         a positive share finds the few relevant columns of wide data sooner (native engine only:
         the Julia engine raises for a positive share). "auto" is 0.5 on the native engine and 0
         on the Julia engine.
-    model_selection : {"best", "score", "accuracy", "elbow"}, default="best"
+    model_selection : {"best", "score", "accuracy", "elbow", "sic"}, default="best"
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`); ``"best"`` is PySR's rule (highest score among accurate rows)
         restricted to calibrated expressions (training coverage within two standard errors of
-        the quantile level) when there are any.
+        the quantile level) when there are any. ``"sic"`` ranks the same rows by the Schwarz
+        criterion of quantile regression, whose complexity penalty shrinks as rows grow: more
+        accurate, longer formulas on larger data.
     max_samples : int or None, default=None
         Fit on a random subsample of at most this many rows (10000 gives the paper's SQR10K).
     rearrange : bool, default=False
@@ -265,8 +276,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             hits = [(y <= self._evaluate(X, k, i)) for i in range(len(frame))]
             frame["coverage"] = [float(np.average(h, weights=w)) for h in hits]
         pinball = [isinstance(loss, Pinball) for loss in losses]
+        n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
         indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w),
-                                   squared_loss=isinstance(loss, Squared))
+                                   squared_loss=isinstance(loss, Squared), n_samples=n_eff)
                    for f, q, pb, loss in zip(frames, quantiles, pinball, losses)]
         self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, front in enumerate(fronts):

@@ -188,6 +188,22 @@ def test_select_equation(method):
         assert select_equation(frame, method, quantile=0.5, tolerance=0.05) == 4
 
 
+def test_select_equation_sic_buys_complexity_with_rows():
+    frame = pd.DataFrame({"complexity": [1, 3, 5, 9, 15], "loss": [10.0, 4.0, 1.0, 0.9, 0.8]})
+    frame["score"] = np.r_[0, -np.diff(np.log(frame["loss"])) / np.diff(frame["complexity"])]
+    # the rows "best" admits are 0.9 (complexity 9) and 0.8 (15); log(0.9 / 0.8) = 0.118 is worth
+    # 6 more tokens only when log(n) / (2 n) < 0.0196, i.e. from about n = 125 rows on
+    assert select_equation(frame, "sic", n_samples=100) == 3
+    assert select_equation(frame, "sic", n_samples=200) == 4
+    assert select_equation(frame, "sic", n_samples=1e6) == 4
+    with pytest.raises(ValueError, match="n_samples"):
+        select_equation(frame, "sic")
+    X = np.random.default_rng(0).uniform(-2, 2, (80, 2))
+    model = SymbolicQuantileRegressor(0.5, model_selection="sic", niterations=3, random_state=0, progress=False)
+    model.fit(X, X[:, 0] ** 2 + X[:, 1])
+    assert 0 <= model.best_index_ < len(model.equations_)
+
+
 @pytest.mark.parametrize("params, message", [
     ({"quantile": 1.2}, "quantile"),
     ({"quantile": 0.0}, "quantile"),
