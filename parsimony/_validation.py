@@ -272,3 +272,49 @@ def validate_param(name: str, value, allowed: list):
 def validate_params(values: dict, constraints: dict) -> dict:
     """Every parameter of ``constraints`` checked (see :func:`validate_param`); returns the normalised values."""
     return {name: validate_param(name, values[name], allowed) for name, allowed in constraints.items()}
+
+
+def categorical_columns(X) -> list[int]:
+    """Indices of the columns of ``X`` that hold categories rather than numbers.
+
+    A column counts when its dtype is category, or when it holds objects or strings among which
+    is a string that is not a number ("male").
+    """
+    if hasattr(X, "dtypes") and hasattr(X, "iloc"):
+        import pandas as pd
+
+        def categorical(j, dtype):
+            if isinstance(dtype, pd.CategoricalDtype):
+                return True
+            if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype):
+                return False
+            return any(_is_category(v) for v in X.iloc[:, j])  # numbers stored as objects are numbers
+
+        return [j for j, dtype in enumerate(X.dtypes) if categorical(j, dtype)]
+    arr = np.asarray(X) if not hasattr(X, "shape") else X
+    if getattr(arr, "dtype", None) is None or arr.dtype.kind not in "OUS" or arr.ndim != 2:
+        return []
+    return [j for j in range(arr.shape[1]) if any(_is_category(v) for v in arr[:, j])]
+
+
+def _is_category(value) -> bool:
+    """A string that does not read as a number."""
+    if not isinstance(value, (str, bytes, np.str_, np.bytes_)):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return True
+    return False
+
+
+def check_numeric_columns(X, estimator: str) -> None:
+    """Raise a ValueError naming the categorical (string) columns of ``X`` and how to encode them."""
+    cats = categorical_columns(X)
+    if not cats:
+        return
+    names = [str(X.columns[j]) for j in cats] if hasattr(X, "columns") else [f"x{j}" for j in cats]
+    raise ValueError(
+        f"{estimator} needs numeric features, but column(s) {names} hold categories or strings: one-hot encode "
+        "them first (pandas.get_dummies or sklearn.preprocessing.OneHotEncoder); OSRT's Binarizer encodes "
+        "categorical columns itself (one indicator per level)")

@@ -17,3 +17,16 @@ def test_seed_from_every_kind_of_random_state():
     for bad in (True, 1.5, "0"):
         with pytest.raises(ValueError, match="random_state"):
             seed_from(bad)
+
+
+def test_categorical_columns_finds_strings_and_categories_only():
+    import pandas as pd
+
+    from parsimony._validation import categorical_columns
+
+    frame = pd.DataFrame({"a": [1.0, 2.0], "sex": ["m", "f"], "c": pd.Categorical(["x", "y"]), "b": [True, False],
+                          "numbers_as_objects": pd.Series([1.0, 2.0], dtype=object), "s": ["1.5", "2"]})
+    assert categorical_columns(frame) == [1, 2]
+    assert categorical_columns(np.array([[1.0, "a"], [2.0, "b"]], dtype=object)) == [1]
+    assert categorical_columns(np.array([["1", "2.5"]])) == []
+    assert categorical_columns(np.array([[1.0, {"a": 1}]], dtype=object)) == []  # left to scikit-learn's check

@@ -23,8 +23,8 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
-    check_array_1d, check_int, check_nonnegative, check_option, check_same_length, check_time_limit,
-    extreme_scale, seed_from,
+    check_array_1d, check_int, check_nonnegative, check_numeric_columns, check_option, check_same_length,
+    check_time_limit, extreme_scale, seed_from,
 )
 from ..backend import resolve_backend
 from . import _cbcd, _cbcd_julia
@@ -420,6 +420,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         return _cbcd.RIDGE if self.polish == "ridge" else _cbcd.SUBSET
 
     def _setup(self, X, y):
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if self.estimator is None:

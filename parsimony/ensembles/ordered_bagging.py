@@ -20,7 +20,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
 from parsimony._validation import (
-    check_array_1d, check_int, check_same_length, check_sample_weight, extreme_scale,
+    check_array_1d, check_int, check_numeric_columns, check_same_length, check_sample_weight, extreme_scale,
 )
 from parsimony.ensembles._networks import train_networks
 from parsimony.ensembles._ordering import error_covariance, greedy_order, subset_sums
@@ -113,6 +113,7 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
         """Fit every network on its own bootstrap sample of ``(X, y)``; returns ``self``."""
         from parsimony._validation import check_nonnegative
 
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True)
         m = check_int(self.n_estimators, "n_estimators", minimum=1)
         h = check_int(self.hidden_units, "hidden_units", minimum=1)
@@ -241,6 +242,7 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         w = check_sample_weight(sample_weight, len(y))

@@ -32,7 +32,9 @@ from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._validation import Check, InstanceOf, Interval, Options, check_quantile, validate_params
+from .._validation import (
+    Check, InstanceOf, Interval, Options, check_numeric_columns, check_quantile, validate_params,
+)
 from ..losses import grouped_weighted_quantiles
 from ..losses import weighted_quantile as weighted_quantile_of
 from ..metrics import QuantileScoreMixin, complexity, pinball_loss
@@ -108,6 +110,7 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
         self
         """
         tau = validate_params(self.get_params(deep=False), QDT_PARAMETERS)["quantile"]
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         y = np.asarray(y, dtype=np.float64)
         if sample_weight is not None:
@@ -334,6 +337,7 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         self
         """
         params = validate_params(self.get_params(deep=False), TUNED_PARAMETERS)  # checked once
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         tau, space, n_trials, cv = params["quantile"], params["param_space"] or {}, params["n_trials"], params["cv"]

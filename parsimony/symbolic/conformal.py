@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight, seed_from
+from .._validation import check_array_1d, check_numeric_columns, check_quantile, check_same_length, check_sample_weight, seed_from
 
 
 def _ordered(band):
@@ -95,6 +95,7 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit the two quantile models on one part of the data, calibrate on the rest
         (``sample_weight`` weighs both: a weight counts as that many rows)."""
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         sample_weight = check_sample_weight(sample_weight, len(y))
         alpha = check_quantile(self.alpha, "alpha")

@@ -9,7 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_int, check_quantiles, check_sample_weight, seed_from, validate_param
+from .._validation import check_int, check_numeric_columns, check_quantiles, check_sample_weight, seed_from, validate_param
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import LOSSES, Pinball, Squared
 from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
@@ -223,6 +223,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     def fit(self, X, y, sample_weight=None):
         """Search a Pareto front of expressions per quantile level; returns ``self``."""
         params = validated(self.get_params(deep=False))  # every parameter, checked once
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         quantiles = params["quantile"]
         losses = self._losses(quantiles)

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_int, check_sample_weight
+from .._validation import categorical_columns, check_int, check_sample_weight
 from ..losses import weighted_quantiles
 
 
@@ -19,14 +19,35 @@ def _format_threshold(t: float) -> str:
     return f"{t:.6g}"
 
 
+def _column(X, j):
+    return X.iloc[:, j].to_numpy() if hasattr(X, "iloc") else np.asarray(X)[:, j]
+
+
+def _numeric_view(X, cats):
+    """``X`` with its categorical columns replaced by zeros (names kept), for numeric validation."""
+    if not cats:
+        return X
+    if hasattr(X, "iloc"):
+        X = X.copy()
+        for j in cats:
+            X[X.columns[j]] = 0.0
+        return X
+    X = np.array(X, dtype=object)
+    X[:, cats] = 0.0
+    return X
+
+
 class Binarizer(TransformerMixin, BaseEstimator):
-    """Turn numeric features into binary threshold features ``x_j <= t``.
+    """Turn numeric features into binary threshold features ``x_j <= t`` and categorical ones into
+    one indicator per level ``x_j == level``.
 
     Thresholds are deterministic: equal-frequency cut points (the OSRT paper's choice) at the
     levels ``1/(k+1), ..., k/(k+1)`` (the smallest value whose cumulative share, weighted by
     ``sample_weight`` if given, reaches the level), each placed midway between two consecutive
     distinct observed values so that it reads well (``age <= 31.5``). Columns that already hold
-    only 0 and 1 pass through unchanged.
+    only 0 and 1 pass through unchanged. A categorical column (string, object or category dtype)
+    becomes one indicator per level seen in ``fit`` (``sex == male``); a level first seen in
+    ``transform`` sets none of them.
 
     Parameters
     ----------
@@ -36,12 +57,15 @@ class Binarizer(TransformerMixin, BaseEstimator):
     thresholds : dict or sequence, optional
         User thresholds: a mapping from column index (or feature name) to a list of
         thresholds, or a sequence with one list per column. Columns not named use the
-        equal-frequency rule; binary columns always pass through.
+        equal-frequency rule; binary columns always pass through. A key naming no column
+        raises.
 
     Attributes
     ----------
     thresholds_ : list of ndarray
-        Thresholds per input column (empty for a binary column passed through).
+        Thresholds per input column (empty for a binary or categorical column).
+    categories_ : dict
+        Levels (sorted) of every categorical input column, by column index.
     binary_columns_ : ndarray of bool
         Whether each input column passed through unchanged.
     feature_names_out_ : ndarray of str
@@ -54,53 +78,90 @@ class Binarizer(TransformerMixin, BaseEstimator):
         self.n_thresholds = n_thresholds
         self.thresholds = thresholds
 
-    def _user_thresholds(self, j, name):
+    def _check_thresholds(self, names) -> dict:
+        """The user thresholds as ``{column index: array}``; keys naming no column raise."""
         spec = self.thresholds
         if spec is None:
-            return None
+            return {}
+        n = self.n_features_in_
         if isinstance(spec, dict):
-            for key in (j, name):
-                if key is not None and key in spec:
-                    return spec[key]
-            return None
-        if len(spec) != self.n_features_in_:
-            raise ValueError(f"thresholds has {len(spec)} entries for {self.n_features_in_} features")
-        return spec[j]
+            out = {}
+            for key, values in spec.items():
+                if isinstance(key, (int, np.integer)) and not isinstance(key, bool) and 0 <= key < n:
+                    j = int(key)
+                elif names is not None and key in list(names):
+                    j = list(names).index(key)
+                else:
+                    valid = f"feature names {list(names)} or " if names is not None else ""
+                    raise ValueError(f"thresholds names no column: {key!r}; use {valid}indices 0..{n - 1}")
+                out[j] = values
+        elif isinstance(spec, (list, tuple, np.ndarray)):
+            if len(spec) != n:
+                raise ValueError(f"thresholds has {len(spec)} entries for {n} features")
+            out = dict(enumerate(spec))
+        else:
+            raise TypeError("thresholds must be None, a dict {column index or name: list of thresholds} or a "
+                            f"list with one list per column, got {type(spec).__name__} {spec!r}")
+        for j, values in out.items():
+            try:
+                thr = np.unique(np.asarray(values, dtype=np.float64).ravel())
+            except (TypeError, ValueError):
+                raise ValueError(f"thresholds for feature {j} must be numbers, got {values!r}") from None
+            if not np.all(np.isfinite(thr)):
+                raise ValueError(f"thresholds for feature {j} must be finite")
+            out[j] = thr
+        return out
 
     def fit(self, X, y=None, sample_weight=None):
         """Choose the thresholds of every column of ``X`` (rows weighted by ``sample_weight``)."""
         check_int(self.n_thresholds, "n_thresholds", minimum=1)
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True)
+        cats = categorical_columns(X)
+        raw = {j: _column(X, j) for j in cats}
+        X = validate_data(self, _numeric_view(X, cats), dtype=np.float64, ensure_all_finite=True)
+        names = getattr(self, "feature_names_in_", None)
+        user = self._check_thresholds(names)
         w = check_sample_weight(sample_weight, X.shape[0])
         if w is None:
             w = np.ones(X.shape[0])
         else:  # a row of weight 0 counts as absent
-            X, w = X[w > 0], w[w > 0]
-        names = getattr(self, "feature_names_in_", None)
+            keep = w > 0
+            X, w = X[keep], w[keep]
+            raw = {j: col[keep] for j, col in raw.items()}
+        self.categories_ = {}
         self.thresholds_ = []
         binary = []
         out_names = []
         for j in range(X.shape[1]):
             col = X[:, j]
             name = str(names[j]) if names is not None else f"x{j}"
+            if j in raw:
+                if j in user:
+                    raise ValueError(f"thresholds given for feature {name!r}, which is categorical")
+                self.categories_[j] = self._levels(raw[j], name)
+                self.thresholds_.append(np.empty(0))
+                binary.append(False)
+                out_names.extend(f"{name} == {level}" for level in self.categories_[j])
+                continue
             if _is_binary_column(col):
                 self.thresholds_.append(np.empty(0))
                 binary.append(True)
                 out_names.append(name)
                 continue
-            user = self._user_thresholds(j, None if names is None else names[j])
-            if user is not None:
-                thr = np.unique(np.asarray(user, dtype=np.float64).ravel())
-                if not np.all(np.isfinite(thr)):
-                    raise ValueError(f"thresholds for feature {name} must be finite")
-            else:
-                thr = self._equal_frequency(col, w)
+            thr = user[j] if j in user else self._equal_frequency(col, w)
             self.thresholds_.append(thr)
             binary.append(False)
             out_names.extend(f"{name} <= {_format_threshold(t)}" for t in thr)
         self.binary_columns_ = np.asarray(binary, dtype=bool)
         self.feature_names_out_ = np.asarray(out_names, dtype=object)
         return self
+
+    @staticmethod
+    def _levels(values, name):
+        import pandas as pd
+
+        if pd.isna(values).any():
+            raise ValueError(f"categorical feature {name!r} has missing values; fill them (e.g. with a 'missing' level)")
+        return np.asarray(sorted(set(values.tolist()), key=str), dtype=object)
 
     def _equal_frequency(self, col, w):
         values = np.unique(col)
@@ -117,11 +178,19 @@ class Binarizer(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Return the binary matrix (uint8), one column per threshold or binary column."""
         check_is_fitted(self, "thresholds_")
-        X = validate_data(self, X, dtype=np.float64, ensure_all_finite=True, reset=False)
+        cats = categorical_columns(X)
+        if set(cats) - set(self.categories_):
+            raise ValueError(f"columns {sorted(set(cats) - set(self.categories_))} were numeric in fit but hold "
+                             "categories in transform")
+        raw = {j: _column(X, j) for j in self.categories_}
+        X = validate_data(self, _numeric_view(X, list(self.categories_)), dtype=np.float64, ensure_all_finite=True,
+                          reset=False)
         cols = []
         for j, thr in enumerate(self.thresholds_):
             col = X[:, j]
-            if self.binary_columns_[j]:
+            if j in self.categories_:
+                cols.append(raw[j][:, None] == self.categories_[j][None, :])
+            elif self.binary_columns_[j]:
                 if not _is_binary_column(col):
                     raise ValueError(f"column {j} held only 0 and 1 in fit but holds other values in transform")
                 cols.append(col[:, None])

@@ -9,8 +9,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import (check_int, check_nonnegative, check_option, check_quantile, check_sample_weight,
-                           check_time_limit)
+from .._validation import (check_int, check_nonnegative, check_numeric_columns, check_option, check_quantile,
+                           check_sample_weight, check_time_limit)
 from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Pinball, weighted_quantile
 from . import _search
 from .binarizer import Binarizer
@@ -713,6 +713,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self
         """
         lam, depth, time_limit, memory = self._check_params()
+        check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
         w = check_sample_weight(sample_weight, len(y))
