@@ -1,8 +1,8 @@
 """Numba kernel: full-batch iRprop- training of many one-hidden-layer networks, one after another.
 
 Each network (logistic hidden units, linear output) minimises
-``sum_n (f(x_n) - y_n)^2 / 2 + decay * (||W1||^2 + ||w2||^2) / 2`` on its own sample
-``xb[i], yb[i]``; every epoch is one exact gradient over the sample followed by an iRprop- step
+``sum_n w_n (f(x_n) - y_n)^2 / 2 + decay * (||W1||^2 + ||w2||^2) / 2`` on its own sample
+``xb[i], yb[i]`` with row weights ``wb[i]``; every epoch is one exact gradient over the sample followed by an iRprop- step
 (per-weight step sizes grown by ``grow`` while the gradient keeps its sign, shrunk by ``shrink``
 and the move skipped when it flips).
 """
@@ -31,10 +31,11 @@ def _rprop_step(param, grad, previous, step, grow, shrink, step_min, step_max):
 
 
 @njit  # no fastmath: reassociated sums would depend on memory alignment, breaking random_state
-def train_networks(xb, yb, w1, b1, w2, b2, decay, epochs, step0, grow, shrink, step_min, step_max):
-    """Train network ``i`` on ``(xb[i], yb[i])`` for every ``i``; updates the weights in place.
+def train_networks(xb, yb, wb, w1, b1, w2, b2, decay, epochs, step0, grow, shrink, step_min, step_max):
+    """Train network ``i`` on ``(xb[i], yb[i])`` weighted by ``wb[i]`` for every ``i``; updates the
+    weights in place.
 
-    Shapes: ``xb (m, n, d)``, ``yb (m, n)``, ``w1 (m, d, h)``, ``b1 (m, h)``, ``w2 (m, h)``, ``b2 (m,)``.
+    Shapes: ``xb (m, n, d)``, ``yb (m, n)``, ``wb (m, n)``, ``w1 (m, d, h)``, ``b1 (m, h)``, ``w2 (m, h)``, ``b2 (m,)``.
     """
     m, n, d = xb.shape
     h = w1.shape[2]
@@ -51,6 +52,7 @@ def train_networks(xb, yb, w1, b1, w2, b2, decay, epochs, step0, grow, shrink, s
         hidden = np.empty(h)
         x = xb[i]
         y = yb[i]
+        w = wb[i]
         for _ in range(epochs):
             grad[:] = 0.0
             for j in range(n):
@@ -63,7 +65,7 @@ def train_networks(xb, yb, w1, b1, w2, b2, decay, epochs, step0, grow, shrink, s
                     a = 1.0 / (1.0 + np.exp(-z))
                     hidden[k] = a
                     out += theta[d * h + h + k] * a
-                r = out - y[j]
+                r = (out - y[j]) * w[j]
                 grad[size - 1] += r
                 for k in range(h):
                     a = hidden[k]
