@@ -96,7 +96,7 @@ def _authors_convention(problem):
     w[:, 0] = 0.0
     wcum = np.hstack([np.zeros((w.shape[0], 1)), np.cumsum(w, axis=1)])
     return dataclasses.replace(problem, tables=tables, gram=gram, prefix_norms=prefix_norms, wcum=wcum,
-                               K=float(w.sum()))
+                               K=float(w.sum()), T=tables.leaf_table_t / problem.unit)
 
 
 def _timed(fn):
@@ -126,12 +126,14 @@ def run_single(rows, trees):
     authors = _authors_convention(problem)
     for conv, prob in (("ours", problem), ("authors", authors)):
         for label, patience in (("plain", 0), ("local", 1)):
-            sol, wall, cpu = _timed(lambda: solve(prob, 1.0, patience=patience, rng=np.random.default_rng(0)))
+            # alpha is relative to var(y); the reference code's alpha = 1 is absolute (on standardised y)
+            sol, wall, cpu = _timed(lambda: solve(prob, 1.0 / prob.y_var, patience=patience,
+                                                  rng=np.random.default_rng(0)))
             out[f"{conv}_{label}"] = {
                 "objective": sol.objective, "cbcd_s": wall, "cbcd_cpu_s": cpu, "sweeps": sol.n_sweeps,
                 "swaps": sol.n_swaps, "trees": int(np.count_nonzero(sol.layers)),
                 "nodes": int(problem.ncum[np.arange(problem.n_trees), sol.layers].sum())}
-    fp = ForestPrune(rf, alpha=1.0, random_state=0).fit(Xtr, ytr)
+    fp = ForestPrune(rf, alpha=1.0 / problem.y_var, random_state=0).fit(Xtr, ytr)
     out["test_mse_pruned"] = float(np.mean((fp.predict(Xte) - yte) ** 2))
     out["test_mse_full"] = float(np.mean((rf.predict(Xte) - yte) ** 2))
     out["full_nodes"] = int(sum(e.tree_.node_count for e in rf.estimators_))
@@ -148,7 +150,7 @@ def run_memory(rows, trees):
     _warm_up()
     Xtr, Xte, ytr, yte, rf, np = _data(rows, trees)
     before = _peak_rss_mb()
-    fp = ForestPrune(rf, alpha=1.0, random_state=0).fit(Xtr, ytr)
+    fp = ForestPrune(rf, alpha=1.0 / float(np.var(ytr)), random_state=0).fit(Xtr, ytr)  # absolute alpha 1
     after = _peak_rss_mb()
     print(json.dumps({"before_mb": before, "after_mb": after, "n_nodes": fp.n_nodes_}))
 
@@ -171,13 +173,13 @@ def run_path(rows=1145, trees=100):
     sweeps = 0
     objs = []
     for a in alphas:
-        sol = solve(problem, float(a), rng=rng, layers0=layers, beta0=beta, residual0=R)
+        sol = solve(problem, float(a) / problem.y_var, rng=rng, layers0=layers, beta0=beta, residual0=R)
         layers, beta, R = sol.layers, sol.beta, sol.residual
         sweeps += sol.n_sweeps
         objs.append(sol.objective)
     t_path, c_path = time.perf_counter() - t0, time.process_time() - c0
     t0 = time.perf_counter()
-    df = ForestPrune(rf, random_state=0).path(Xtr, ytr, alphas=alphas, X_val=Xte, y_val=yte)
+    df = ForestPrune(rf, random_state=0).path(Xtr, ytr, alphas=alphas / problem.y_var, X_val=Xte, y_val=yte)
     t_full_path = time.perf_counter() - t0
     print(json.dumps({"path_solve_s": t_path, "path_solve_cpu_s": c_path, "setup_s": t_setup, "sweeps": sweeps,
                       "estimator_path_with_validation_s": t_full_path,
