@@ -174,6 +174,10 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
                   scheduler=None, budget="paper", data_dir=None, retry_failed=False, progress=False) -> pd.DataFrame:
     """Run every (dataset, method, quantile, fold, seed) task not yet in ``store``.
 
+    Several runners may share one store file: each task is claimed in the store before it runs
+    (a lease of ``CLAIM_LEASE`` seconds, renewed while the runner lives), other runners skip
+    it and wait for its row, and the claims of a killed runner lapse (at once on the same host).
+
     Parameters
     ----------
     datasets : list of str or (name, X, y)
