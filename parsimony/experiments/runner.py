@@ -350,6 +350,8 @@ def die_with_parent(interval: float = 1.0) -> None:
 def _execute(pending, total, data, specs, budget, folds, results, n_jobs, scheduler, progress):
     from tqdm.auto import tqdm
 
+    from .._numba import compiled_kernels, restart_eta
+
     bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
     try:
         if scheduler is not None:
@@ -363,9 +365,13 @@ def _execute(pending, total, data, specs, budget, folds, results, n_jobs, schedu
                 delayed(_in_worker)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
                 for t in pending
             )
+        compiled = compiled_kernels()
         for row in rows:
             results.add(row)
             bar.update(1)
+            if compiled_kernels() > compiled:  # a task that compiled kernels tells nothing of the ETA
+                compiled = compiled_kernels()
+                bar = restart_eta(bar)
             if row["status"] == "failed":
                 bar.set_postfix_str(f"failed: {row['method']} on {row['dataset']}", refresh=False)
     finally:

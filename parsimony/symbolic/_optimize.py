@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import assign, njit
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._evaluator import evaluate, tree_loss
 from ._expressions import CONST
@@ -78,13 +78,13 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
             f_expand = _loss_at(trial2, positions, ops, feats, vals, length, data, ws)
             evals += 1
             if f_expand < f_reflect:
-                simplex[k, :] = trial2
+                assign(simplex[k], trial2)
                 fvals[k] = f_expand
             else:
-                simplex[k, :] = trial
+                assign(simplex[k], trial)
                 fvals[k] = f_reflect
         elif f_reflect < fvals[k - 1]:
-            simplex[k, :] = trial
+            assign(simplex[k], trial)
             fvals[k] = f_reflect
         else:
             outside = f_reflect < fvals[k]
@@ -96,7 +96,7 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
             f_contract = _loss_at(trial2, positions, ops, feats, vals, length, data, ws)
             evals += 1
             if f_contract < min(f_reflect, fvals[k]):
-                simplex[k, :] = trial2
+                assign(simplex[k], trial2)
                 fvals[k] = f_contract
             else:  # shrink towards the best vertex
                 for i in range(1, k + 1):
@@ -223,7 +223,7 @@ def optimize_constants(ops, feats, vals, length, data, ws, state, current_loss, 
         x, f, _ = nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_evals, 1e-10)
         if f < best_f:
             best_f = f
-            best_x[:] = x
+            assign(best_x, x)
     for j in range(k):
         vals[positions[j]] = best_x[j]
     return best_f

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .._numba import compiled_kernels, restart_eta
 from ._engine import (
     N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_NCYCLES, P_OPTIMIZE_EVALS,
     P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
@@ -378,6 +379,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     state.data_digest = digest
 
     progress = _progress_bar(settings)
+    compiled = compiled_kernels()
     status = "completed"
     evaluations = 0 if warm else settings.populations * settings.population_size
     iterations = 0
@@ -395,6 +397,9 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             if progress is not None:
                 progress.set_postfix(best_loss=f"{state.hall_of_fame.loss.min():.4g}", refresh=False)
                 progress.update(1)
+                if compiled_kernels() > compiled:  # a step that compiled kernels tells nothing of the ETA
+                    compiled = compiled_kernels()
+                    progress = restart_eta(progress)
             if settings.time_limit is not None and time.perf_counter() - start_time > settings.time_limit:
                 status = "time_limit"
                 break

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import njit_by_constant as njit  # the loss kind selects the hot loop
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 
 

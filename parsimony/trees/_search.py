@@ -33,7 +33,8 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import assign
+from .._numba import njit_by_constant as njit  # the loss kind selects the hot loops
 from .._loss_kernels import pointwise_loss
 from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
 from ._kmeans import cluster_costs
@@ -108,7 +109,7 @@ def rehash(memo, grown):
         if memo.depth[s] == -1:
             continue
         t = _find(grown.keys, grown.depth, memo.keys[s], memo.depth[s])
-        grown.keys[t, :] = memo.keys[s, :]
+        assign(grown.keys[t], memo.keys[s])
         grown.depth[t] = memo.depth[s]
         grown.lower[t] = memo.lower[s]
         grown.value[t] = memo.value[s]
@@ -335,7 +336,7 @@ def _entry(problem, memo, scratch, words, d):
 @njit
 def _register(problem, memo, words, d, t, members, buf_w, buf_v):
     """Store the new subproblem ``(words, d)`` in the empty slot ``t`` with its lower bound."""
-    memo.keys[t, :] = words
+    assign(memo.keys[t], words)
     memo.depth[t] = d
     memo.lower[t] = lower_bound(problem, words, d, members, buf_w, buf_v)
     memo.value[t] = np.inf

@@ -1,0 +1,106 @@
+"""First use: time to the first fitted model with an empty numba cache, import included.
+
+Each case runs in a fresh interpreter with a fresh, empty ``NUMBA_CACHE_DIR`` (cold start: every
+kernel is compiled), then once more in a fresh interpreter on the cache the first one wrote
+(warm start). The clock starts before ``import parsimony`` and stops after ``fit`` and
+``predict`` on 200 rows of Friedman-1 data. Wall time is what a user waits; CPU time is printed
+beside it because compilation is single-threaded, so on a busy machine the wall time overstates
+the cost while the CPU time does not.
+
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile]
+
+``--profile`` also lists the compile time of each jitted function (exclusive of the kernels it
+calls, inclusive, and how many type specialisations were compiled) for the cold run.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TARGETS = {"sqr": 15.0, "osrt": 5.0}  # seconds, cold start, issue 18
+
+CHILD = r"""
+import json, sys, time
+t0, c0 = time.perf_counter(), time.process_time()
+case, profile = sys.argv[1], sys.argv[2] == "1"
+records = {}
+if profile:
+    from numba.core import event
+
+    class _Timer(event.Listener):
+        def __init__(self):
+            self.stack = []
+
+        def on_start(self, ev):
+            fn = ev.data["dispatcher"].py_func
+            self.stack.append([f"{fn.__module__}.{fn.__qualname__}", time.perf_counter(), 0.0])
+
+        def on_end(self, ev):
+            name, start, inner = self.stack.pop()
+            dt = time.perf_counter() - start
+            rec = records.setdefault(name, [0.0, 0.0, 0])
+            rec[0] += dt - inner
+            rec[1] += dt
+            rec[2] += 1
+            if self.stack:
+                self.stack[-1][2] += dt
+
+    event.register("numba:compile", _Timer())
+import parsimony
+from sklearn.datasets import make_friedman1
+X, y = make_friedman1(n_samples=200, random_state=0)
+if case == "sqr":
+    model = parsimony.SymbolicQuantileRegressor(niterations=2, progress=False, random_state=0)
+else:
+    model = parsimony.OptimalSparseRegressionTree()
+model.fit(X, y).predict(X)
+print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "compile": records}))
+"""
+
+
+def _run(case, cache_dir, profile=False):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0"], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=1, help="cold/warm process pairs per case")
+    parser.add_argument("--case", nargs="+", choices=sorted(TARGETS), default=["sqr", "osrt"])
+    parser.add_argument("--profile", action="store_true", help="per-function compile times (cold run)")
+    args = parser.parse_args()
+    rows = []
+    for case in args.case:
+        cold, warm = [], []
+        for i in range(args.repeat):
+            with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
+                cold.append(_run(case, cache_dir, profile=args.profile and i == 0))
+                warm.append(_run(case, cache_dir))
+        if args.profile:
+            records = cold[0]["compile"]
+            print(f"\n{case}: compile time per jitted function (cold start; s, wall)")
+            print(f"{'exclusive':>10} {'inclusive':>10} {'specs':>5}  function")
+            for name, (excl, incl, n) in sorted(records.items(), key=lambda kv: -kv[1][0]):
+                if excl >= 0.05:
+                    print(f"{excl:10.2f} {incl:10.2f} {n:5d}  {name}")
+            print(f"{sum(r[0] for r in records.values()):10.2f} {'':>10} "
+                  f"{sum(r[2] for r in records.values()):5d}  total over {len(records)} functions")
+        rows.append((case, statistics.median(r["wall"] for r in cold), statistics.median(r["cpu"] for r in cold),
+                     statistics.median(r["wall"] for r in warm), statistics.median(r["cpu"] for r in warm)))
+    print(f"\nfirst fit, import included, 200 rows (median of {args.repeat}; s)")
+    print(f"{'case':6} {'cold wall':>10} {'cold cpu':>9} {'target':>7} {'':4} {'warm wall':>10} {'warm cpu':>9}")
+    for case, cw, cc, ww, wc in rows:
+        verdict = "PASS" if cw <= TARGETS[case] else ("pass*" if cc <= TARGETS[case] else "FAIL")
+        print(f"{case:6} {cw:10.1f} {cc:9.1f} {TARGETS[case]:7.1f} {verdict:4} {ww:10.1f} {wc:9.1f}")
+    print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. "
+          "pass*: within target in CPU time only (a busy machine).")
+
+
+if __name__ == "__main__":
+    main()
