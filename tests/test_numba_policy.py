@@ -7,44 +7,35 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 from tqdm import tqdm
 
 from parsimony._numba import KernelDispatcher, assign, compiled_kernels, njit, njit_by_constant, restart_eta
 
 
-@njit(cache=False)
-def _scaled(a, k):
-    return a[0] * k
+def _kernels(decorator):
+    """A kernel and a caller that passes it the constants 0 and 1 and a variable."""
+
+    @decorator(cache=False)
+    def scaled(a, k):
+        return a[0] * k
+
+    @njit(cache=False)
+    def three_calls(a, i):
+        return scaled(a, 0) + scaled(a, 1) + scaled(a, i)
+
+    return scaled, three_calls
 
 
-@njit(cache=False)
-def _three_calls(a, i):
-    return _scaled(a, 0) + _scaled(a, 1) + _scaled(a, i)
-
-
-def test_constants_do_not_multiply_specialisations():
-    a = np.arange(1.0, 4.0)
+@pytest.mark.parametrize("decorator, specialisations", [(njit, 1), (njit_by_constant, 3)])
+def test_constants_do_not_multiply_specialisations(decorator, specialisations):
+    scaled, three_calls = _kernels(decorator)
     before = compiled_kernels()
-    assert _three_calls(a, 5) == 0.0 + 1.0 + 5.0
-    # numba.njit would compile _scaled for Literal[int](0), Literal[int](1) and int64
-    assert len(_scaled.signatures) == 1
-    assert isinstance(_scaled, KernelDispatcher)
-    assert compiled_kernels() == before + 2
-
-
-@njit_by_constant(cache=False)
-def _scaled_by_constant(a, k):
-    return a[0] * k
-
-
-@njit(cache=False)
-def _three_calls_by_constant(a, i):
-    return _scaled_by_constant(a, 0) + _scaled_by_constant(a, 1) + _scaled_by_constant(a, i)
-
-
-def test_by_constant_keeps_one_specialisation_per_constant():
-    assert _three_calls_by_constant(np.arange(1.0, 4.0), 5) == 6.0
-    assert len(_scaled_by_constant.signatures) == 3
+    assert three_calls(np.arange(1.0, 4.0), 5) == 0.0 + 1.0 + 5.0
+    # numba.njit compiles scaled for Literal[int](0), Literal[int](1) and int64; njit only for int64
+    assert len(scaled.signatures) == specialisations
+    assert isinstance(scaled, KernelDispatcher)
+    assert compiled_kernels() == before + 1 + specialisations
 
 
 def test_assign_copies_a_row():
