@@ -278,7 +278,8 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
             predictions, y = predictions / unit, y / unit
         self.order_, self.train_errors_ = greedy_order(error_covariance(predictions, y, w))
         if unit != 1.0:
-            self.train_errors_ = self.train_errors_ * unit * unit  # in units of y squared (may overflow)
+            with np.errstate(over="ignore"):  # in units of y squared: inf where they overflow (documented)
+                self.train_errors_ = self.train_errors_ * unit * unit
         try:
             self.complexity_ = int(sum(complexity(members[i]) for i in self.order_[:self.n_kept_]))
         except TypeError:  # members of a kind metrics.complexity cannot measure (say, nearest neighbours)
