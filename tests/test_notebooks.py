@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-STORED_WITH_FIGURES = ["quickstart", "sqr", "forestprune", "ordered_bagging"]
+STORED_WITH_FIGURES = ["quickstart", "sqr", "osrt", "forestprune", "ordered_bagging"]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
