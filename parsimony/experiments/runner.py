@@ -67,11 +67,6 @@ def fold_indices(n_samples: int, folds: int, fold: int, seed: int) -> tuple[np.n
 # ----------------------------------------------------------------------------- model description
 
 
-def model_complexity(model) -> float:
-    """The fitted model's ``complexity_`` (:func:`parsimony.metrics.complexity`), as a float."""
-    return float(complexity(model))
-
-
 def model_text(model, feature_names) -> str:
     """A readable description of a fitted model: its ``export_text`` (expression, formula, tree or
     summary), else its ``repr``; long texts are truncated."""
@@ -117,7 +112,7 @@ def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, folds: int,
             coverage=coverage(y_test, pred),
             ace=absolute_coverage_error(y_test, pred, tau),
         )
-        row["complexity"] = model_complexity(model)
+        row["complexity"] = float(complexity(model))
         row["model"] = model_text(model, names)
         params = getattr(model, "best_params_", None)
         row["params"] = json.dumps(params if params is not None else {}, default=str)
@@ -297,7 +292,8 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
                 return
             if shared:
                 claim_path = results.path
-                mine = [t for t in pending if t.key not in results.claimed_by_others(owner)]
+                held = results.claimed_by_others(owner)
+                mine = [t for t in pending if t.key not in held]
 
                 def claimed(candidates=mine):  # claims at dispatch time, from whichever thread dispatches
                     for t in candidates:  # joblib may dispatch from another thread: a connection per claim
@@ -307,11 +303,8 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
                             yield t
             else:
                 mine = pending
-
-                def claimed(candidates=mine):
-                    yield from candidates
             if mine:
-                _execute(claimed(), len(mine), data, specs, budget, folds, results, n_jobs, scheduler, progress)
+                _execute(claimed() if shared else mine, len(mine), data, specs, budget, folds, results, n_jobs, scheduler, progress)
             else:
                 time.sleep(poll)  # every pending task is another runner's: wait for it or its lease to lapse
     finally:
