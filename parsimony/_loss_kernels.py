@@ -11,24 +11,21 @@ from ._numba import njit
 from .losses import LOSS_PINBALL, LOSS_SQUARED
 
 
-@njit(error_model="numpy")
-def pointwise_loss(r, loss_kind, tau):
-    """Loss of one residual ``r = y - prediction``."""
-    if loss_kind == LOSS_PINBALL:
-        return tau * r if r >= 0 else (tau - 1.0) * r
-    if loss_kind == LOSS_SQUARED:
-        return r * r
-    return abs(r)
-
-
 @njit(error_model="numpy", inline="always")
 def _factor(r, loss_kind, tau):
-    """``pointwise_loss(r) / r`` without a branch on ``r`` (so the row loops vectorise)."""
+    """``pointwise_loss(r) / r`` without a branch on ``r`` (so the row loops vectorise): the one
+    definition of each loss on the numba side."""
     if loss_kind == LOSS_PINBALL:
         return tau - (r < 0.0)
     if loss_kind == LOSS_SQUARED:
         return r
     return 1.0 - 2.0 * (r < 0.0)  # the sign: w * r * sign is w * |r| exactly
+
+
+@njit(error_model="numpy")
+def pointwise_loss(r, loss_kind, tau):
+    """Loss of one residual ``r = y - prediction``."""
+    return r * _factor(r, loss_kind, tau)
 
 
 @njit(error_model="numpy")

@@ -148,7 +148,7 @@ def _row_in(words, c):
 # state records (named tuples of plain arrays: numba passes them by reference, fields by name)
 # ----------------------------------------------------------------------------------------------
 Problem = namedtuple("Problem", [
-    "loss_kind",        # LOSS_SQUARED or LOSS_ABSOLUTE
+    "loss_kind",        # LOSS_SQUARED, LOSS_ABSOLUTE or LOSS_PINBALL
     "bound_kind",       # BOUND_NONE, BOUND_EQUIVALENT or BOUND_KMEANS
     "tau",              # quantile level of the pinball loss (LOSS_PINBALL)
     "lam",              # penalty per leaf
@@ -319,8 +319,7 @@ def lower_bound(problem, words, d, members, buf_w, buf_v):
             buf_w[m] = problem.row_w[r]
             buf_v[m] = problem.row_y[r]
             m += 1
-    kind = LOSS_PINBALL if problem.loss_kind == LOSS_PINBALL else LOSS_ABSOLUTE
-    best, _ = cluster_costs(kind, buf_w[:m], buf_v[:m], kmax, lam, within, problem.tau)
+    best, _ = cluster_costs(problem.loss_kind, buf_w[:m], buf_v[:m], kmax, lam, within, problem.tau)
     return best
 
 
