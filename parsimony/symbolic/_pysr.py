@@ -359,7 +359,7 @@ def fit_fronts(X, y, sample_weight, losses, settings, operators, token_weights, 
     if settings.feature_relevance > 0:
         raise ValueError(f"feature_relevance={settings.feature_relevance!r} is not supported by the Julia engine "
                          "(PySR draws features uniformly): use feature_relevance=0 or 'auto', or backend='native'")
-    batch = settings.batch_size if settings.batch_size is not None and len(y) > 2 * settings.batch_size else None
+    batch = settings.batch_rows(len(y))
     params = {"operators": operators, "maxsize": settings.maxsize, "complexity_of_operators": token_weights,
               "niterations": settings.niterations, "populations": settings.populations,
               "population_size": settings.population_size, "parsimony": settings.parsimony,

@@ -15,15 +15,16 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._loss_kernels import pointwise_loss
 from .._numba import njit
+from ..losses import LOSS_PINBALL
 
 
 @njit(error_model="numpy")
 def _pinball_sum(f, y, w, tau, a, b):
     total = 0.0
     for i in range(y.shape[0]):
-        r = y[i] - a - b * f[i]
-        total += w[i] * (tau * r if r >= 0 else (tau - 1.0) * r)
+        total += w[i] * pointwise_loss(y[i] - a - b * f[i], LOSS_PINBALL, tau)
     return total
 
 

@@ -70,6 +70,11 @@ class SearchSettings:
     progress: bool = False
     description: str = ""
 
+    def batch_rows(self, n_rows: int) -> int | None:
+        """Rows per mini-batch for ``n_rows`` rows of data: ``batch_size``, or None (full data) when
+        batching is off or the data has no more than twice that many rows. Both engines use it."""
+        return self.batch_size if self.batch_size is not None and n_rows > 2 * self.batch_size else None
+
 
 def _mutation_vector(weights: dict) -> np.ndarray:
     from ._engine import MUTATION_NAMES
@@ -362,7 +367,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     data = (Xt, y, w, float(w.sum()), int(loss_kind), float(tau))
     params = kernel_parameters(settings, constant_baseline(y, w, loss_kind, tau))
     feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
-    batch = settings.batch_size if settings.batch_size is not None and n > 2 * settings.batch_size else None
+    batch = settings.batch_rows(n)
     signature = (d, settings.maxsize, settings.populations, settings.population_size,
                  tuple(np.asarray(weights).tolist()), tuple(np.asarray(binops).tolist()),
                  tuple(np.asarray(unops).tolist()), int(loss_kind), float(tau), batch)
