@@ -82,14 +82,15 @@ def benchmark_folds(X, n_folds: int = 5):
     return list(KFold(n_folds, shuffle=True, random_state=0).split(X))
 
 
-def _eggp_parsimony(expression: str, n_features: int) -> float:
+def eggp_parsimony(expression: str) -> float:
     """Paper-token complexity of an eggp expression as printed (not simplified), NaN if unreadable."""
     import sympy
 
     text = expression.replace("^", "**")
-    names = {f"x{j}": sympy.Symbol(f"x{j}") for j in range(n_features)}
+    names = {name: sympy.Symbol(name) for name in set(re.findall(r"\bx\d+\b", text))}
     functions = dict(square=lambda a: a ** 2, cube=lambda a: a ** 3, log=sympy.log, exp=sympy.exp,
-                     sqrt=sympy.sqrt, sin=sympy.sin, cos=sympy.cos, abs=sympy.Abs)
+                     sqrt=sympy.sqrt, sin=sympy.sin, cos=sympy.cos, abs=sympy.Abs,
+                     recip=lambda a: sympy.Integer(1) / a)
     names.update(functions)
     names.update({key.capitalize(): value for key, value in functions.items()})  # eggp prints Sin, Log...
     try:
@@ -132,7 +133,7 @@ def fit_peer(peer: str, X, y, tau: float):
         model = EGGP(pinball_tau=tau, **EGGP_SETTINGS).fit(X, y)
         row = model._best_row()  # the member it predicts with: lowest training loss
         expression = str(row["Expression"])
-        return model.predict, _eggp_parsimony(expression, X.shape[1]), expression
+        return model.predict, eggp_parsimony(expression), expression
     raise ValueError(f"unknown peer {peer!r}; valid: {', '.join(PEERS)}")
 
 

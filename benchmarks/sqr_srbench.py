@@ -43,7 +43,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sqr_peers import (  # noqa: E402  (the peers' module sits beside this script)
-    CACHE, SHARED, benchmark_folds, cache_key, dataset_path, load_xy, peer_identity, read_cache, run_peers,
+    CACHE, SHARED, benchmark_folds, cache_key, dataset_path, eggp_parsimony, load_xy, peer_identity, read_cache, run_peers,
 )
 
 from parsimony.metrics import absolute_coverage_error, normalized_quantile_loss  # noqa: E402
@@ -164,6 +164,8 @@ def peer_results(cache: Path, names, quantiles, n_folds):
     for column in ("tau", "nql", "nql_fold", "ace", "parsimony", "seconds"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce")
     frame["fold"] = frame["fold"].astype(int)
+    unread = (frame.peer == "eggp") & frame.parsimony.isna() & ~frame.equation.str.startswith("FAILED")
+    frame.loc[unread, "parsimony"] = [eggp_parsimony(e) for e in frame.equation[unread]]  # rows cached before a fix
     return frame
 
 
@@ -287,6 +289,9 @@ def main(argv=None):
     names = args.datasets or (FAST if args.fast else sorted(
         {name for (_, name) in paper}, key=lambda name: paper.get((0.5, name), {}).get("n", 0)))
     out = Path(args.out)
+    if args.report_only and not out.exists():
+        parser.error(f"--report-only reads the SQR results of --out, and {out} does not exist; "
+                     "run without --report-only first or pass the CSV of an earlier run")
     if not args.report_only:
         run_peers(names, args.peers, args.quantiles, args.folds, Path(args.peer_cache), log=lambda m: None)
         run_sqr(names, args.quantiles, args.folds, args.n_jobs, out, args.resume)
