@@ -53,6 +53,15 @@ def test_a_string_column_is_named_with_a_hint(name):
         est.fit(np.array([[1.0, "a"], [2.0, "b"], [3.0, "a"], [4.0, "b"]], dtype=object), np.arange(4.0))
 
 
+@pytest.mark.parametrize("name", sorted(_estimators()))
+def test_a_string_column_at_predict_is_named_with_a_hint(name):
+    est = _estimators()[name]
+    X = pd.DataFrame({"age": np.linspace(20, 60, 12), "sex": np.tile([0.0, 1.0], 6), "bmi": np.arange(12.0)})
+    est.fit(X, np.arange(12.0))
+    X["sex"] = ["male", "female"] * 6
+    with pytest.raises(ValueError, match=r"\['sex'\].*one-hot encode"):
+        est.predict(X)
+
 # ----------------------------------------------------------------------------- property test
 
 # estimators with a known failure on this input space, owned by another issue: {name: reason}

@@ -496,6 +496,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Predictions of the pruned (and polished) ensemble."""
         check_is_fitted(self, "layers_")
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False)
         pred = ensemble_offset(self._tables, X)
         kept = list(self._node_predictions)

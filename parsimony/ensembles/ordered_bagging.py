@@ -159,6 +159,7 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Average prediction of all networks."""
         check_is_fitted(self)
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False)
         return np.mean([member.predict(X) for member in self.estimators_], axis=0)
 
@@ -334,6 +335,7 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
 
     def _validated(self, X, y=None):
         check_is_fitted(self)
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False)
         if y is None:
             return X

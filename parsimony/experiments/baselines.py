@@ -150,6 +150,7 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
     def predict(self, X):
         """Leaf tau-quantile for every row of ``X``."""
         check_is_fitted(self)
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.node_values_[self.estimator_.apply(X)]
 

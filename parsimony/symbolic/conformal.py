@@ -143,6 +143,7 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
     def predict_interval(self, X):
         """``(n, 2)`` array of calibrated lower and upper bounds."""
         check_is_fitted(self, "margin_")
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         lower, upper = _ordered(np.asarray(self.estimator_.predict(X), dtype=float))
         lower, upper = lower - self.margin_, upper + self.margin_

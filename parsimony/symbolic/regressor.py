@@ -345,6 +345,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         replaced by the expression's training range bounds (or median for NaN).
         """
         check_is_fitted(self, "_fronts")
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         columns = []
         for k, idx in enumerate(self._indices(index)):

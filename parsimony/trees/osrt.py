@@ -742,12 +742,14 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
     def predict(self, X):
         """Predicted value of the leaf each row of ``X`` falls into."""
         check_is_fitted(self, "tree_")
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.tree_.value[self.tree_.apply(self._binarize(X))]
 
     def apply(self, X):
         """Index (in ``tree_``) of the leaf each row of ``X`` falls into."""
         check_is_fitted(self, "tree_")
+        check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.tree_.apply(self._binarize(X))
 
