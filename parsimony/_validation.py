@@ -7,6 +7,7 @@ the offending argument, so users never see a numba traceback or a silent wrong a
 from __future__ import annotations
 
 import numbers
+import os
 
 import numpy as np
 
@@ -59,23 +60,6 @@ def check_int(value, name: str, minimum: int | None = None, maximum: int | None 
     if maximum is not None and v > maximum:
         raise ValueError(f"{name} must be <= {maximum}, got {value!r}")
     return v
-
-
-def check_time_limit(value, name: str = "time_limit") -> float | None:
-    """Return ``None`` (no limit) or a positive number of seconds."""
-    if value is None:
-        return None
-    v = check_nonnegative(value, name)
-    if v == 0:
-        raise ValueError(f"{name} must be positive (seconds) or None, got {value!r}")
-    return v
-
-
-def check_option(value, name: str, options) -> str:
-    """Check that ``value`` is one of ``options``."""
-    if value not in options:
-        raise ValueError(f"{name} must be one of {sorted(options)!r}, got {value!r}")
-    return value
 
 
 def check_array_1d(values, name: str, allow_empty: bool = False) -> np.ndarray:
@@ -150,9 +134,9 @@ def seed_from(random_state, name: str = "random_state") -> int:
 
 
 # ------------------------------------------------------------------------- parameter tables
-# An estimator declares ``_parameter_constraints = {name: [constraint, ...]}`` (scikit-learn's
-# pattern) and calls :func:`validate_params` once at the start of ``fit``. A value is valid when
-# one constraint of its list accepts it; ``None`` in a list accepts None.
+# An estimator's module declares its table ``{name: [constraint, ...]}`` (scikit-learn's
+# ``_parameter_constraints`` pattern) and ``fit`` calls :func:`validate_params` on it once, first.
+# A value is valid when one constraint of its list accepts it; ``None`` in a list accepts None.
 
 
 class Interval:
@@ -206,6 +190,8 @@ class Options:
         return value
 
     def describe(self) -> str:
+        if len(self.values) == 1:
+            return repr(self.values[0])
         return "one of " + ", ".join(repr(v) for v in self.values)
 
 
@@ -238,9 +224,25 @@ class Check:
         return self.description
 
 
+def n_threads(n_jobs, name: str = "n_jobs") -> int:
+    """Threads for ``n_jobs``: None is 1, -1 all cores, -2 all but one, ..."""
+    if n_jobs is None:
+        return 1
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
+        raise ValueError(f"{name} must be a positive integer, -1 (all cores) or None, got {n_jobs!r}")
+    return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+
+
 BOOLEAN = InstanceOf((bool, np.bool_), "True or False")
+#: What :func:`seed_from` takes.
 RANDOM_STATE = InstanceOf((type(None), numbers.Integral, np.random.RandomState, np.random.Generator),
                           "None, an int or a numpy RandomState/Generator")
+#: What scikit-learn's ``check_random_state`` takes.
+SKLEARN_RANDOM_STATE = InstanceOf((type(None), numbers.Integral, np.random.RandomState),
+                                  "None, an int or a numpy RandomState")
+QUANTILE = Check(check_quantile, "a number in (0, 1)")
+POSITIVE = Interval(numbers.Real, 0, None, closed="neither")  # time and memory limits
+N_JOBS = Check(n_threads, "a positive integer, -1 (all cores)")
 
 
 def validate_param(name: str, value, allowed: list):

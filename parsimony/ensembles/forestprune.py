@@ -13,6 +13,7 @@ re-weights the kept trees (problem 2), or is optimised jointly with the pruning 
 
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass
 
@@ -23,10 +24,10 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
-    check_array_1d, check_int, check_nonnegative, check_numeric_columns, check_option, check_same_length,
-    check_time_limit, extreme_scale, seed_from,
+    BOOLEAN, POSITIVE, RANDOM_STATE, Check, Interval, Options, check_array_1d, check_int, check_nonnegative,
+    check_numeric_columns, check_same_length, extreme_scale, seed_from, validate_params,
 )
-from ..backend import resolve_backend
+from ..backend import BACKENDS, resolve_backend
 from . import _cbcd, _cbcd_julia
 from ._depth_matrices import (
     EnsembleTables,
@@ -45,7 +46,6 @@ __all__ = ["ForestPrune", "select_path_model"]
 _DEFAULT_PATIENCE = 1  # the paper's rule: stop at the first swap that does not improve
 _MAX_SWEEPS = 10_000
 _SWEEP_CHUNK = 25  # with a deadline, CBCD runs this many sweeps between clock checks
-_POLISH_OPTIONS = (None, "ridge", "best_subset")
 
 
 @dataclass
@@ -281,10 +281,29 @@ def best_subset_polish(Q, target, gamma, alpha2, beta0=None, max_iter=1000):
     return beta
 
 
-def _check_local_search(value) -> int:
-    if isinstance(value, (bool, np.bool_)):
-        return _DEFAULT_PATIENCE if value else 0
-    return check_int(value, "local_search", minimum=0)
+def _patience(local_search, name="local_search") -> int:
+    """Consecutive non-improving swaps that end the local search (True: the paper's rule, False: none)."""
+    if isinstance(local_search, (bool, np.bool_)):
+        return _DEFAULT_PATIENCE if local_search else 0
+    return check_int(local_search, name, minimum=0)
+
+
+#: ForestPrune's parameter table (see :func:`parsimony._validation.validate_params`); ``estimator``
+#: is checked where it is unpacked (``check_ensemble``), with messages about fitted ensembles.
+FORESTPRUNE_PARAMETERS = {
+    "alpha": [Interval(numbers.Real, 0)],
+    "weighting": [Options("node", "depth")],
+    "polish": [None, Options("ridge", "best_subset")],
+    "polish_alpha": [Interval(numbers.Real, 0)],
+    "max_trees": [None, Interval(numbers.Integral, 1)],
+    "joint": [BOOLEAN],
+    "local_search": [Check(_patience, "True, False or an integer >= 0")],
+    "n_estimators": [Interval(numbers.Integral, 1)],
+    "max_depth": [None, Interval(numbers.Integral, 1)],
+    "random_state": [RANDOM_STATE],
+    "time_limit": [None, POSITIVE],
+    "backend": [Options(*BACKENDS)],
+}
 
 
 def select_path_model(path: pd.DataFrame, tolerance: float = 0.01, error: str | None = None) -> int:
@@ -391,25 +410,12 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         self.backend = backend
 
     # -- setup ----------------------------------------------------------------------------------
-    def _check_params(self):
-        alpha = check_nonnegative(self.alpha, "alpha")
-        check_option(self.weighting, "weighting", ("node", "depth"))
-        if self.polish not in _POLISH_OPTIONS:
-            raise ValueError(f"polish must be one of None, 'ridge', 'best_subset', got {self.polish!r}")
-        check_nonnegative(self.polish_alpha, "polish_alpha")
-        if self.max_trees is not None:
-            check_int(self.max_trees, "max_trees", minimum=1)
-        if not isinstance(self.joint, (bool, np.bool_)):
-            raise ValueError(f"joint must be True or False, got {self.joint!r}")
-        if self.joint and self.polish is None:
+    def _params(self) -> dict:
+        """The parameters checked against :data:`FORESTPRUNE_PARAMETERS` (``local_search`` as a patience)."""
+        params = validate_params(self.get_params(deep=False), FORESTPRUNE_PARAMETERS)
+        if params["joint"] and params["polish"] is None:
             raise ValueError("joint=True optimises pruning and polishing together: set polish='ridge' or 'best_subset'")
-        patience = _check_local_search(self.local_search)
-        check_time_limit(self.time_limit)
-        if self.estimator is None:
-            check_int(self.n_estimators, "n_estimators", minimum=1)
-            if self.max_depth is not None:
-                check_int(self.max_depth, "max_depth", minimum=1)
-        return alpha, patience
+        return params
 
     def _deadline(self, start):
         return None if self.time_limit is None else start + float(self.time_limit)
@@ -453,11 +459,11 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         """Solve problem (1) (or 5) for ``alpha`` on ``X``, ``y``, then polish if asked."""
         start = time.perf_counter()
-        alpha, patience = self._check_params()
+        params = self._params()  # checked once
         cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
-        sol = solve(problem, alpha, self._mode(), float(self.polish_alpha), self.max_trees, patience,
-                    np.random.default_rng(seed_from(self.random_state)), cbcd=cbcd,
+        sol = solve(problem, params["alpha"], self._mode(), params["polish_alpha"], params["max_trees"],
+                    params["local_search"], np.random.default_rng(seed_from(self.random_state)), cbcd=cbcd,
                     deadline=self._deadline(start))
         self._install(problem, sol)
         return self
@@ -526,7 +532,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
     def _path(self, X, y, alphas, X_val, y_val):
         """``path``; also returns its rows with the errors in the problem's units, for ``fit_path``."""
         start = time.perf_counter()
-        _, patience = self._check_params()
+        patience = self._params()["local_search"]  # checked once
         cbcd = self._cbcd_kernel()
         X, y, problem = self._setup(X, y)
         if alphas is None:

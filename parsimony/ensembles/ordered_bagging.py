@@ -20,7 +20,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
 from parsimony._validation import (
-    check_array_1d, check_int, check_numeric_columns, check_same_length, check_sample_weight, extreme_scale,
+    N_JOBS, SKLEARN_RANDOM_STATE, Interval, check_array_1d, check_int, check_numeric_columns, check_same_length,
+    check_sample_weight, extreme_scale, validate_params,
 )
 from parsimony.ensembles._networks import train_networks
 from parsimony.ensembles._ordering import error_covariance, greedy_order, subset_sums
@@ -72,6 +73,16 @@ def make_network(hidden_units: int = 5, weight_decay: float = 0.1, max_iter: int
     return TransformedTargetRegressor(regressor=make_pipeline(StandardScaler(), network), transformer=StandardScaler())
 
 
+#: BaggedNetworks' parameter table (see :func:`parsimony._validation.validate_params`).
+BAGGED_NETWORKS_PARAMETERS = {
+    "n_estimators": [Interval(numbers.Integral, 1)],
+    "hidden_units": [Interval(numbers.Integral, 1)],
+    "weight_decay": [Interval(numbers.Real, 0)],
+    "max_iter": [Interval(numbers.Integral, 1)],
+    "random_state": [SKLEARN_RANDOM_STATE],
+}
+
+
 class BaggedNetworks(RegressorMixin, BaseEstimator):
     """Bagged one-hidden-layer networks fitted by one numba kernel, as a pool for ordered bagging.
 
@@ -118,15 +129,11 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
         ``sample_weight`` (relative row weights, rescaled to mean 1) weighs each bootstrap row's
         squared error; the standardisation stays unweighted.
         """
-        from parsimony._validation import check_nonnegative
-
+        params = validate_params(self.get_params(deep=False), BAGGED_NETWORKS_PARAMETERS)  # checked once
+        m, h, epochs, decay = params["n_estimators"], params["hidden_units"], params["max_iter"], params["weight_decay"]
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True)
         w = check_sample_weight(sample_weight, len(y))
-        m = check_int(self.n_estimators, "n_estimators", minimum=1)
-        h = check_int(self.hidden_units, "hidden_units", minimum=1)
-        epochs = check_int(self.max_iter, "max_iter", minimum=1)
-        decay = check_nonnegative(self.weight_decay, "weight_decay")
         rng = check_random_state(self.random_state)
         n, d = X.shape
         # standardise in power-of-two units of extreme columns (exact), so no square overflows
@@ -180,6 +187,17 @@ class _Network:
 
 def _sigmoid(z):
     return 0.5 * (1.0 + np.tanh(0.5 * z))
+
+
+#: OrderedBaggingRegressor's parameter table (see :func:`parsimony._validation.validate_params`);
+#: ``estimator`` is checked where it is bagged or its members taken, ``keep`` against the pool's size
+#: once that is known.
+ORDERED_BAGGING_PARAMETERS = {
+    "n_estimators": [Interval(numbers.Integral, 1)],
+    "keep": [Interval(numbers.Integral, 1), Interval(numbers.Real, 0, 1, closed="right")],
+    "random_state": [SKLEARN_RANDOM_STATE],
+    "n_jobs": [None, N_JOBS],
+}
 
 
 class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
@@ -254,25 +272,25 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         -------
         self
         """
+        params = validate_params(self.get_params(deep=False), ORDERED_BAGGING_PARAMETERS)  # checked once
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         w = check_sample_weight(sample_weight, len(y))
         rng = check_random_state(self.random_state)
         if self.estimator is None:  # the paper's networks, bagged by one numba kernel
-            pool = BaggedNetworks(n_estimators=check_int(self.n_estimators, "n_estimators", minimum=1),
-                                  max_iter=_DEFAULT_POOL_EPOCHS)
+            pool = BaggedNetworks(n_estimators=params["n_estimators"], max_iter=_DEFAULT_POOL_EPOCHS)
             members, features = self._take_members(X, y, w, rng, pool)
         elif _is_ensemble(self.estimator):
             members, features = self._take_members(X, y, w, rng, self.estimator)
         else:
-            members, features = self._bag(X, y, w, rng)
+            members, features = self._bag(X, y, w, rng, params["n_estimators"])
         for i, member in enumerate(members):
             if not callable(getattr(member, "predict", None)):
                 raise ValueError(f"ensemble member {i} ({type(member).__name__}) has no predict method")
         self.estimators_ = members
         self.estimators_features_ = features
-        self.n_kept_ = _resolve_keep(self.keep, len(members))
+        self.n_kept_ = _resolve_keep(params["keep"], len(members))
         predictions = self._member_predictions(X)
         unit = extreme_scale(y)  # order on y / unit (exact): the errors' squares of extreme y overflow
         if unit != 1.0:
@@ -287,13 +305,12 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
             self.complexity_ = None
         return self
 
-    def _bag(self, X, y, w, rng):
+    def _bag(self, X, y, w, rng, m):
         estimator = self.estimator
         for method in ("fit", "predict"):
             if not callable(getattr(estimator, method, None)):
                 raise ValueError(f"estimator must implement fit and predict; {type(estimator).__name__} has no {method}")
         _check_accepts_weights(estimator, w)
-        m = check_int(self.n_estimators, "n_estimators", minimum=1)
         n = X.shape[0]
         seeds = rng.randint(_MAX_SEED, size=m)
         members = Parallel(n_jobs=self.n_jobs)(delayed(_fit_member)(estimator, X, y, w, seed, n) for seed in seeds)
@@ -440,15 +457,11 @@ def _is_ensemble(estimator) -> bool:
 
 
 def _resolve_keep(keep, m: int) -> int:
-    if isinstance(keep, bool) or not isinstance(keep, numbers.Real):
-        raise TypeError(f"keep must be a fraction in (0, 1] or a member count, got {keep!r}")
-    if isinstance(keep, numbers.Integral):
-        if not 1 <= keep <= m:
+    """Members kept of a pool of ``m`` for a validated ``keep``: an int count (at most ``m``) or a fraction."""
+    if isinstance(keep, int):
+        if keep > m:
             raise ValueError(f"keep must be a member count between 1 and {m} (the ensemble size), got {keep!r}")
-        return int(keep)
-    keep = float(keep)
-    if not 0.0 < keep <= 1.0:
-        raise ValueError(f"keep must be a fraction in (0, 1] (or an int count), got {keep!r}")
+        return keep
     return max(1, int(round(keep * m)))
 
 

@@ -33,7 +33,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from .._validation import (
-    Check, InstanceOf, Interval, Options, check_numeric_columns, check_quantile, validate_params,
+    POSITIVE, QUANTILE, SKLEARN_RANDOM_STATE, Check, Interval, Options, check_numeric_columns, check_quantile,
+    validate_params,
 )
 from ..losses import grouped_weighted_quantiles
 from ..losses import weighted_quantile as weighted_quantile_of
@@ -60,7 +61,7 @@ def weighted_quantile(values, quantile, sample_weight=None) -> float:
 
 
 #: QDT's parameter table; the tree's own parameters are checked by DecisionTreeRegressor.
-QDT_PARAMETERS = {"quantile": [Check(check_quantile, "a number in (0, 1)")]}
+QDT_PARAMETERS = {"quantile": [QUANTILE]}
 
 
 class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
@@ -256,13 +257,12 @@ def _optuna_params(trial, space: dict) -> dict:
 #: TunedQuantileRegressor's parameter table (see :func:`parsimony._validation.validate_params`).
 TUNED_PARAMETERS = {
     "param_space": [None, Check(_check_space, "a dict name -> (kind, ...)")],
-    "quantile": [Check(check_quantile, "a number in (0, 1)")],
+    "quantile": [QUANTILE],
     "cv": [Interval(numbers.Integral, 2)],
     "n_trials": [Interval(numbers.Integral, 1)],
-    "time_limit": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "time_limit": [None, POSITIVE],
     "search": [Options("auto", "optuna", "random")],
-    "random_state": [InstanceOf((type(None), numbers.Integral, np.random.RandomState),
-                                "None, an int or a numpy RandomState")],
+    "random_state": [SKLEARN_RANDOM_STATE],
 }
 
 

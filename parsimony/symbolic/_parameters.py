@@ -4,11 +4,10 @@ start of ``fit`` (and by the PySR mapping), and the validated values turned into
 from __future__ import annotations
 
 import numbers
-import os
 from collections.abc import Mapping
 
 from .._validation import (
-    BOOLEAN, RANDOM_STATE, Check, InstanceOf, Interval, Options, check_quantiles, validate_params,
+    BOOLEAN, N_JOBS, POSITIVE, RANDOM_STATE, Check, InstanceOf, Interval, Options, check_quantiles, validate_params,
 )
 from ..backend import BACKENDS
 from ..losses import LOSSES, Loss
@@ -46,15 +45,6 @@ def token_weights(weights, name="complexity_of_operators") -> dict:
     return table
 
 
-def n_threads(n_jobs, name="n_jobs") -> int:
-    """Threads for ``n_jobs``: None is 1, -1 all cores, -2 all but one, ..."""
-    if n_jobs is None:
-        return 1
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0:
-        raise ValueError(f"{name} must be a positive integer, -1 (all cores) or None, got {n_jobs!r}")
-    return int(n_jobs) if n_jobs > 0 else max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
-
-
 #: The constraint table of SymbolicQuantileRegressor (see :func:`parsimony._validation.validate_params`).
 SQR_PARAMETERS = {
     "quantile": [Check(check_quantiles, "a number in (0, 1) or a sequence of them")],
@@ -73,10 +63,10 @@ SQR_PARAMETERS = {
     "rearrange": [BOOLEAN],
     "loss": [None, Options(*LOSSES), InstanceOf(Loss, "a parsimony.losses object")],
     "batch_size": [None, Options("auto"), Interval(numbers.Integral, 16)],
-    "time_limit": [None, Interval(numbers.Real, 0, None, closed="neither")],
+    "time_limit": [None, POSITIVE],
     "warm_start": [BOOLEAN],
     "random_state": [RANDOM_STATE],
-    "n_jobs": [None, Check(n_threads, "a positive integer, -1 (all cores)")],
+    "n_jobs": [None, N_JOBS],
     "progress": [BOOLEAN],
     "backend": [Options(*BACKENDS)],
 }

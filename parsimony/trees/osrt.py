@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import dataclass, field
 
@@ -9,8 +10,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import (check_int, check_nonnegative, check_numeric_columns, check_option, check_quantile,
-                           check_sample_weight, check_time_limit)
+from .._validation import (POSITIVE, QUANTILE, InstanceOf, Interval, Options, check_numeric_columns,
+                           check_sample_weight, validate_params)
 from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Pinball, weighted_quantile
 from . import _search
 from .binarizer import Binarizer
@@ -551,6 +552,19 @@ def _tree_table(root, y, w, loss_kind, tau=0.5):
 # ----------------------------------------------------------------------------------------------
 # estimator
 # ----------------------------------------------------------------------------------------------
+#: OptimalSparseRegressionTree's parameter table (see :func:`parsimony._validation.validate_params`).
+OSRT_PARAMETERS = {
+    "regularization": [Interval(numbers.Real, 0)],
+    "depth_limit": [None, Interval(numbers.Integral, 0)],
+    "loss": [Options(*LOSSES)],
+    "quantile": [QUANTILE],
+    "bound": [Options(*BOUNDS)],
+    "time_limit": [None, POSITIVE],
+    "memory_limit": [None, POSITIVE],
+    "binarizer": [None, Options("auto"), InstanceOf(Binarizer, "a Binarizer instance")],
+}
+
+
 class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
     """Provably optimal sparse regression tree (OSRT, Zhang et al., AAAI 2023).
 
@@ -632,24 +646,6 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self.memory_limit = memory_limit
         self.binarizer = binarizer
 
-    # -- validation ------------------------------------------------------------------------------
-    def _check_params(self):
-        lam = check_nonnegative(self.regularization, "regularization")
-        depth = None if self.depth_limit is None else check_int(self.depth_limit, "depth_limit", minimum=0)
-        check_option(self.loss, "loss", LOSSES)
-        check_quantile(self.quantile, "quantile")
-        check_option(self.bound, "bound", BOUNDS)
-        time_limit = check_time_limit(self.time_limit)
-        memory = None
-        if self.memory_limit is not None:
-            memory = check_nonnegative(self.memory_limit, "memory_limit")
-            if memory == 0:
-                raise ValueError("memory_limit must be positive (megabytes) or None")
-        b = self.binarizer
-        if not (b is None or (isinstance(b, str) and b == "auto") or isinstance(b, Binarizer)):
-            raise ValueError(f"binarizer must be 'auto', None or a Binarizer instance, got {b!r}")
-        return lam, depth, time_limit, memory
-
     def _binarize_fit(self, X, sample_weight=None):
         names = getattr(self, "feature_names_in_", None)
         names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(X.shape[1])]
@@ -712,7 +708,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         -------
         self
         """
-        lam, depth, time_limit, memory = self._check_params()
+        params = validate_params(self.get_params(deep=False), OSRT_PARAMETERS)  # checked once
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
@@ -720,9 +716,10 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         if w is not None:
             X, y, w = X[w > 0], y[w > 0], w[w > 0]
         Xb = self._binarize_fit(X, w)
-        loss_kind = LOSSES[self.loss]
-        tau = float(self.quantile)
-        result = solve(Xb, y, lam, depth, self.loss, self.bound, time_limit, memory, sample_weight=w, quantile=tau)
+        lam, loss, tau = params["regularization"], params["loss"], params["quantile"]
+        loss_kind = LOSSES[loss]
+        result = solve(Xb, y, lam, params["depth_limit"], loss, params["bound"], params["time_limit"],
+                       params["memory_limit"], sample_weight=w, quantile=tau)
         size = magnitude_scale(y)  # exact: leaf values scale back, normalised losses do not change
         self.tree_ = _tree_table(result.root, y / size, np.ones(len(y)) if w is None else w, loss_kind, tau)
         self.tree_.value *= size

@@ -231,7 +231,7 @@ def test_bad_parameters(params, message):
     ({"complexity_of_operators": [1, 2]}, TypeError, r"complexity_of_operators must be a dict"),
     ({"complexity_of_operators": {"sin": 2.5}}, ValueError, r"complexity_of_operators\['sin'\] must be an integer"),
     ({"maxsize": 2.5}, TypeError, r"maxsize must be an integer >= 1, got 2.5"),
-    ({"batch_size": "big"}, ValueError, r"batch_size must be None or one of 'auto' or an integer >= 16"),
+    ({"batch_size": "big"}, ValueError, r"batch_size must be None or 'auto' or an integer >= 16"),
     ({"loss": "huber"}, ValueError, r"loss must be None or one of 'pinball', 'squared', 'absolute'"),
     ({"progress": "yes"}, TypeError, r"progress must be True or False"),
     ({"random_state": "seed"}, TypeError, r"random_state must be None, an int or a numpy"),
