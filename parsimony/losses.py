@@ -26,36 +26,48 @@ def grouped_weighted_quantiles(groups, values, level, weights=None) -> np.ndarra
     gives ``numpy.quantile(..., method="inverted_cdf")``); it minimises the weighted pinball loss
     over constants. A group of zero total weight counts its rows equally; an empty group is NaN.
     """
-    groups = np.asarray(groups, dtype=np.intp)
-    values = np.asarray(values, dtype=np.float64)
-    w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
-    n_groups = int(groups.max()) + 1
-    order = np.lexsort((values, groups))
-    g, v, w = groups[order], values[order], w[order]
-    totals = np.bincount(g, weights=w, minlength=n_groups)
-    empty = totals <= 0
-    if empty.any():
-        w = np.where(empty[g], 1.0, w)
+    return _GroupedSorted(groups, values, weights).quantiles(level)
+
+
+class _GroupedSorted:
+    """``values`` sorted within their groups with cumulative weights: each level is then one search."""
+
+    def __init__(self, groups, values, weights=None):
+        groups = np.asarray(groups, dtype=np.intp)
+        values = np.asarray(values, dtype=np.float64)
+        w = np.ones(values.size) if weights is None else np.asarray(weights, dtype=np.float64)
+        n_groups = int(groups.max()) + 1
+        order = np.lexsort((values, groups))
+        g, self.values, w = groups[order], values[order], w[order]
         totals = np.bincount(g, weights=w, minlength=n_groups)
-    cum = np.cumsum(w)
-    counts = np.bincount(g, minlength=n_groups)
-    ends = np.cumsum(counts)
-    starts = ends - counts
-    base = np.where(starts > 0, cum[np.maximum(starts - 1, 0)], 0.0)
-    tol = 1e-12 * max(float(cum[-1]), 1.0)
-    idx = np.searchsorted(cum, base + level * totals - tol, side="left")
-    idx = np.clip(idx, starts, np.maximum(ends - 1, starts))
-    out = np.full(n_groups, np.nan)
-    present = ends > starts
-    out[present] = v[idx[present]]
-    return out
+        empty = totals <= 0
+        if empty.any():
+            w = np.where(empty[g], 1.0, w)
+            totals = np.bincount(g, weights=w, minlength=n_groups)
+        self.cum = np.cumsum(w)
+        counts = np.bincount(g, minlength=n_groups)
+        self.ends = np.cumsum(counts)
+        self.starts = self.ends - counts
+        self.base = np.where(self.starts > 0, self.cum[np.maximum(self.starts - 1, 0)], 0.0)
+        self.totals = totals
+        self.tol = 1e-12 * max(float(self.cum[-1]), 1.0)
+
+    def quantiles(self, level) -> np.ndarray:
+        """The lower weighted ``level``-quantile of every group (NaN for an empty one)."""
+        idx = np.searchsorted(self.cum, self.base + level * self.totals - self.tol, side="left")
+        idx = np.clip(idx, self.starts, np.maximum(self.ends - 1, self.starts))
+        out = np.full(self.totals.size, np.nan)
+        present = self.ends > self.starts
+        out[present] = self.values[idx[present]]
+        return out
 
 
 def weighted_quantiles(values, weights, levels) -> np.ndarray:
-    """Lower weighted quantiles of ``values`` at each of ``levels`` (see :func:`grouped_weighted_quantiles`)."""
+    """Lower weighted quantiles of ``values`` at each of ``levels`` (see :func:`grouped_weighted_quantiles`),
+    sorting ``values`` once."""
     values = np.asarray(values, dtype=np.float64).ravel()
-    groups = np.zeros(values.size, dtype=np.intp)
-    return np.array([grouped_weighted_quantiles(groups, values, float(level), weights)[0] for level in levels])
+    table = _GroupedSorted(np.zeros(values.size, dtype=np.intp), values, weights)
+    return np.array([table.quantiles(float(level))[0] for level in levels])
 
 
 def weighted_quantile(values, weights, level) -> float:
@@ -86,6 +98,11 @@ class Loss:
         """Weighted mean loss of ``pred`` against ``y``."""
         r = self._residual(y, pred)
         return float(np.average(self.pointwise(r), weights=self._weights(r, sample_weight)))
+
+    def total(self, y, pred, sample_weight=None) -> float:
+        """Weighted sum of the losses of ``pred`` against ``y`` (a tree node's loss)."""
+        r = self._residual(y, pred)
+        return float(np.sum(self._weights(r, sample_weight) * self.pointwise(r)))
 
     def optimal_constant(self, y, sample_weight=None) -> float:
         """The constant prediction of least weighted loss (the lower weighted quantile for L1 losses)."""

@@ -6,6 +6,7 @@ import pytest
 from parsimony import _loss_kernels as K
 from parsimony.losses import (
     LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, LOSSES, Absolute, Pinball, Squared, loss_from_code, weighted_quantile,
+    weighted_quantiles,
 )
 from parsimony.metrics import pinball_loss
 
@@ -26,6 +27,8 @@ def test_numba_kernels_match_the_objects(loss):
     w = rng.uniform(0.1, 3.0, size=103)
     total = K.loss_of_rows(pred, y, w, loss.code, loss.tau)
     assert total / w.sum() == pytest.approx(loss.value(y, pred, w), rel=1e-12)
+    assert total == pytest.approx(loss.total(y, pred, w), rel=1e-12)
+    assert loss.total(y, pred) == pytest.approx(loss.value(y, pred) * y.size, rel=1e-12)
     assert K.loss_of_scalar(0.3, y, w, loss.code, loss.tau) / w.sum() == pytest.approx(
         loss.value(y, np.full_like(y, 0.3), w), rel=1e-12)
     for r in (-1.5, 0.0, 2.0):
@@ -49,6 +52,9 @@ def test_pinball_object_is_the_metric_and_weighted_quantile_repeats_rows():
     assert Pinball(0.8).value(y, pred) == pytest.approx(pinball_loss(y, pred, quantile=0.8), rel=1e-14)
     w = rng.integers(1, 4, size=40)
     assert weighted_quantile(y, w, 0.3) == np.quantile(np.repeat(y, w), 0.3, method="inverted_cdf")
+    levels = [0.05, 0.3, 0.5, 0.95]
+    np.testing.assert_array_equal(weighted_quantiles(y, w, levels),
+                                  np.quantile(np.repeat(y, w), levels, method="inverted_cdf"))
 
 
 @pytest.mark.parametrize("loss", LOSS_OBJECTS, ids=repr)

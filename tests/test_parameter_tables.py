@@ -59,10 +59,11 @@ def _bad_values(allowed):
         if isinstance(constraint, Interval):
             step = 1 if constraint.kind is numbers.Integral else 0.5
             cast = int if constraint.kind is numbers.Integral else float
+            left_open, right_open = constraint.closed in ("right", "neither"), constraint.closed in ("left", "neither")
             if constraint.left is not None:
-                out.append(cast(constraint.left if constraint.closed in ("right", "neither") else constraint.left - step))
+                out.append(cast(constraint.left if left_open else constraint.left - step))
             if constraint.right is not None:
-                out.append(cast(constraint.right if constraint.closed in ("left", "neither") else constraint.right + step))
+                out.append(cast(constraint.right if right_open else constraint.right + step))
     return out
 
 

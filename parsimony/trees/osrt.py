@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (POSITIVE, QUANTILE, InstanceOf, Interval, Options, check_numeric_columns,
                            check_sample_weight, validate_params)
-from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Pinball, weighted_quantile
+from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Squared, loss_from_code
 from . import _search
 from .binarizer import Binarizer
 
@@ -36,23 +36,17 @@ class SearchResult:
 
 
 def _leaf_value(values, weights, loss_kind, tau=0.5):
-    """A leaf's prediction: the weighted mean (squared loss), the lower weighted median (absolute)
-    or the lower weighted ``tau``-quantile (quantile loss)."""
-    if loss_kind == LOSS_SQUARED:
-        return float(np.sum(weights * values) / np.sum(weights))
-    return weighted_quantile(values, weights, tau if loss_kind == LOSS_PINBALL else 0.5)
+    """A leaf's prediction: the loss's optimal constant (the weighted mean for the squared loss, the
+    lower weighted median or ``tau``-quantile for the absolute and quantile losses)."""
+    return loss_from_code(loss_kind, tau).optimal_constant(values, weights)
 
 
 def _node_loss(values, weights, loss_kind, norm, tau=0.5):
     """Weighted loss of ``values`` about their leaf value, divided by ``norm`` (0 when ``norm <= 0``)."""
     if norm <= 0:
         return 0.0
-    centre = _leaf_value(values, weights, loss_kind, tau)
-    if loss_kind == LOSS_SQUARED:
-        return float(np.sum(weights * (values - centre) ** 2) / norm)
-    if loss_kind == LOSS_PINBALL:
-        return float(np.sum(weights * Pinball(tau).pointwise(values - centre)) / norm)
-    return float(np.sum(weights * np.abs(values - centre)) / norm)
+    loss = loss_from_code(loss_kind, tau)
+    return loss.total(values, loss.optimal_constant(values, weights), weights) / norm
 
 
 def _merge_repeated_rows(Xb, y, w):
@@ -88,7 +82,7 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
     cq = np.bincount(inverse, weights=w * y_scaled * y_scaled, minlength=n_classes)
     cmean = cs / cw
     if loss_kind == LOSS_SQUARED:
-        cwithin = np.bincount(inverse, weights=w * (y_scaled - cmean[inverse]) ** 2, minlength=n_classes)
+        cwithin = np.bincount(inverse, weights=w * Squared().pointwise(y_scaled - cmean[inverse]), minlength=n_classes)
     else:
         cwithin = np.zeros(n_classes)
         order = np.lexsort((y_scaled, inverse))
