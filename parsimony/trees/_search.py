@@ -8,8 +8,10 @@ bitset of ``uint64`` words, together with its remaining depth. Its optimum is
 with ``leaf(S) = loss(S) + lam``. The search is a depth-first branch and bound with budgets: a
 subproblem is asked for a solution strictly below a budget and either returns its exact optimum
 or a proven lower bound at least the budget. Subproblems are memoised in an open-addressing
-hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Lower
-bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at
+hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Under a
+depth limit and the squared loss, subproblems of remaining depth two are solved exactly when first
+met, by a terminal solver that scores every depth-two tree from per-feature-pair sums (one pass
+over the classes; the idea of STreeD, Van der Linden et al., NeurIPS 2023). Lower bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at
 ``2**d`` leaves under a depth limit, and every bound proven by earlier searches. For the squared
 loss, features are first scored with free bounds (each child is one leaf, of exact cost, or has two
 or more leaves, costing at least its equivalent-points loss + 2 lam; or its stored bound): features
@@ -114,6 +116,8 @@ def rehash(memo, grown):
         grown.lower[t] = memo.lower[s]
         grown.value[t] = memo.value[s]
         grown.feature[t] = memo.feature[s]
+        grown.child_feature[t, 0] = memo.child_feature[s, 0]
+        grown.child_feature[t, 1] = memo.child_feature[s, 1]
 
 
 @njit
@@ -163,6 +167,8 @@ Problem = namedtuple("Problem", [
     "row_class",        # rows sorted by target (absolute and pinball losses): class, target, weight
     "row_y",
     "row_w",
+    "class_ones",       # (classes, width) the features that are 1 in each class, ascending (padded)
+    "class_n_ones",     # how many there are per class
 ])
 Problem.__doc__ = "The fixed data of a search: loss, bound, penalty and per-class / per-row statistics."
 
@@ -172,6 +178,8 @@ Memo = namedtuple("Memo", [
     "lower",     # proven lower bound on its optimum
     "value",     # its exact optimum (inf: not solved)
     "feature",   # best split feature (-1: leaf, -2: unknown)
+    "child_feature",  # (capacity, 2) the splits of its false and true children when solved at depth
+    #                   two (-1: leaves; -2: look the children up in the table)
     "counters",  # [0] entries, [1] expansions, [2] bounds computed, [3] entry limit before growing
 ])
 Memo.__doc__ = "The open-addressing table of subproblems (grown by the caller on NEED_SPACE)."
@@ -200,6 +208,7 @@ Scratch = namedtuple("Scratch", [
     "child", "other",                                               # two child bitsets
     "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
     "cand_false", "cand_true", "cand_known",
+    "pairs",                                                        # (features, features, 4) pair sums
 ])
 
 
@@ -208,8 +217,12 @@ def make_problem(loss_kind, bound_kind, lam, unlimited, class_features, feature_
     """A :data:`Problem` with empty row arrays when the loss needs none."""
     if row_class is None:
         row_class, row_y, row_w = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    n_ones = class_features.sum(axis=1).astype(np.int64)
+    ones = np.zeros((class_features.shape[0], max(int(n_ones.max(initial=0)), 1)), dtype=np.int64)
+    for c in range(class_features.shape[0]):
+        ones[c, :n_ones[c]] = np.nonzero(class_features[c])[0]
     return Problem(loss_kind, bound_kind, float(tau), float(lam), bool(unlimited), class_features, feature_bits, class_weight,
-                   class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w)
+                   class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w, ones, n_ones)
 
 
 @njit
@@ -219,18 +232,44 @@ def new_scratch(problem):
     n_classes = problem.class_weight.shape[0]
     nw = problem.feature_bits.shape[1]
     buf_n = max(n_classes, problem.row_y.shape[0])
+    n_pairs = n_feat if problem.loss_kind == LOSS_SQUARED and not problem.unlimited else 1
     return Scratch(
         np.empty(n_classes, dtype=np.int64), np.empty(buf_n), np.empty(buf_n),
         np.empty(n_feat), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat),
         np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
+        np.empty((n_pairs, n_pairs, 4)),
     )
 
 
 # ----------------------------------------------------------------------------------------------
 # losses and bounds of one subproblem
 # ----------------------------------------------------------------------------------------------
+@njit
+def _cell_loss(w, s, q):
+    """Squared loss about the mean of a cell with weight ``w``, sum ``s`` and sum of squares ``q``."""
+    if w <= 0.0:
+        return 0.0
+    v = q - s * s / w
+    return v if v > 0.0 else 0.0
+
+
+@njit
+def _class_totals(problem, words, members):
+    """Number of classes of ``words`` (listed into ``members``) and their weight, sum and sum of squares."""
+    n = _members(words, members)
+    w = 0.0
+    s = 0.0
+    q = 0.0
+    for t in range(n):
+        c = members[t]
+        w += problem.class_weight[c]
+        s += problem.class_sum[c]
+        q += problem.class_sumsq[c]
+    return n, w, s, q
+
+
 @njit
 def leaf_loss(problem, words, members):
     """Normalised loss of one leaf holding the classes of ``words``.
@@ -241,19 +280,8 @@ def leaf_loss(problem, words, members):
     ``tau``-quantile.
     """
     if problem.loss_kind == LOSS_SQUARED:
-        n = _members(words, members)
-        w = 0.0
-        s = 0.0
-        q = 0.0
-        for t in range(n):
-            c = members[t]
-            w += problem.class_weight[c]
-            s += problem.class_sum[c]
-            q += problem.class_sumsq[c]
-        if w <= 0.0:
-            return 0.0
-        v = q - s * s / w
-        return v if v > 0.0 else 0.0
+        _, w, s, q = _class_totals(problem, words, members)
+        return _cell_loss(w, s, q)
     tau = problem.tau if problem.loss_kind == LOSS_PINBALL else 0.5  # the absolute loss: the median
     return _quantile_leaf(words, problem.row_class, problem.row_y, problem.row_w, problem.loss_kind, tau)
 
@@ -328,20 +356,38 @@ def _entry(problem, memo, scratch, words, d):
     """Slot of subproblem ``(words, d)``, registered with its lower bound if new."""
     t = _find(memo.keys, memo.depth, words, d)
     if memo.depth[t] == -1:
-        _register(problem, memo, words, d, t, scratch.members, scratch.buf_w, scratch.buf_v)
+        _register(problem, memo, words, d, t, scratch)
     return t
 
 
 @njit
-def _register(problem, memo, words, d, t, members, buf_w, buf_v):
-    """Store the new subproblem ``(words, d)`` in the empty slot ``t`` with its lower bound."""
+def _terminal(problem, d):
+    """True when subproblems of remaining depth ``d`` are solved by :func:`_depth_two` on registration."""
+    return d == 2 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
+
+
+@njit
+def _register(problem, memo, words, d, t, scratch):
+    """Store the new subproblem ``(words, d)`` in the empty slot ``t`` with its lower bound.
+
+    Depth-two subproblems under the squared loss are solved at once (the terminal solver costs
+    less than their k-Means bound): their bound is their optimum.
+    """
     assign(memo.keys[t], words)
     memo.depth[t] = d
-    memo.lower[t] = lower_bound(problem, words, d, members, buf_w, buf_v)
-    memo.value[t] = np.inf
-    memo.feature[t] = -2
     memo.counters[0] += 1
     memo.counters[2] += 1
+    if _terminal(problem, d):
+        value, j, k0, k1 = _depth_two(problem, words, scratch)
+        memo.lower[t] = value
+        memo.value[t] = value
+        memo.feature[t] = j
+        memo.child_feature[t, 0] = k0
+        memo.child_feature[t, 1] = k1
+        return
+    memo.lower[t] = lower_bound(problem, words, d, scratch.members, scratch.buf_w, scratch.buf_v)
+    memo.value[t] = np.inf
+    memo.feature[t] = -2
 
 
 @njit
@@ -365,6 +411,103 @@ def _splits_nothing(words, fbits, j):
         if words[i] & ~fbits[j, i] != _ZERO:
             empty0 = False
     return empty0 or empty1
+
+
+# ----------------------------------------------------------------------------------------------
+# the terminal solver: the optimal tree of depth <= 2 directly (squared loss)
+# ----------------------------------------------------------------------------------------------
+_TIE = 1e-13  # a candidate must beat the best so far by this much (objectives are O(1)), so that
+#               rounding noise never decides between splits of one partition: the first one wins
+
+
+@njit
+def _depth_two(problem, words, scratch):
+    """Optimal tree of depth at most two on the classes of ``words`` under the squared loss.
+
+    One pass over the classes accumulates, for every pair of features ``j <= k``, the weight, sum,
+    sum of squares and count of the classes where both are 1 (``j == k``: where ``j`` is 1); the
+    four cells of any pair of splits follow by differences, so every depth-two tree is scored
+    without visiting the classes again. Returns ``(value, j, k0, k1)``: the optimal objective, the
+    root split (-1: a leaf) and the splits of its false and true children (-1: leaves).
+    """
+    lam = problem.lam
+    cw = problem.class_weight
+    cs = problem.class_sum
+    cq = problem.class_sumsq
+    ones = problem.class_ones
+    n_ones = problem.class_n_ones
+    pairs = scratch.pairs
+    members = scratch.members
+    n_feat = problem.feature_bits.shape[0]
+    for j in range(n_feat):
+        for k in range(j, n_feat):
+            for t in range(4):
+                pairs[j, k, t] = 0.0
+    n, tw, ts, tq = _class_totals(problem, words, members)
+    for i in range(n):
+        c = members[i]
+        w = cw[c]
+        s = cs[c]
+        q = cq[c]
+        m = n_ones[c]
+        for a in range(m):
+            row = pairs[ones[c, a]]
+            for b in range(a, m):
+                cell = row[ones[c, b]]
+                cell[0] += w
+                cell[1] += s
+                cell[2] += q
+                cell[3] += 1.0
+    best = _cell_loss(tw, ts, tq) + lam
+    best_j = -1
+    best_k0 = -1
+    best_k1 = -1
+    for j in range(n_feat):
+        n1 = pairs[j, j, 3]
+        if n1 == 0.0 or n1 == n:
+            continue
+        w1 = pairs[j, j, 0]
+        s1 = pairs[j, j, 1]
+        q1 = pairs[j, j, 2]
+        n0 = n - n1
+        w0 = tw - w1
+        s0 = ts - s1
+        q0 = tq - q1
+        v1 = _cell_loss(w1, s1, q1) + lam
+        v0 = _cell_loss(w0, s0, q0) + lam
+        k1 = -1
+        k0 = -1
+        for k in range(n_feat):
+            if k == j:
+                continue
+            a = j if j < k else k
+            b = k if j < k else j
+            # the true child (j = 1) split by k
+            w11 = pairs[a, b, 0]
+            n11 = pairs[a, b, 3]
+            if 0.0 < n11 < n1:
+                s11 = pairs[a, b, 1]
+                q11 = pairs[a, b, 2]
+                v = _cell_loss(w11, s11, q11) + _cell_loss(w1 - w11, s1 - s11, q1 - q11) + 2.0 * lam
+                if v < v1 - _TIE:
+                    v1 = v
+                    k1 = k
+            # the false child (j = 0) split by k: k's classes outside j's
+            n01 = pairs[k, k, 3] - n11
+            if 0.0 < n01 < n0:
+                w01 = pairs[k, k, 0] - w11
+                s01 = pairs[k, k, 1] - pairs[a, b, 1]
+                q01 = pairs[k, k, 2] - pairs[a, b, 2]
+                v = _cell_loss(w01, s01, q01) + _cell_loss(w0 - w01, s0 - s01, q0 - q01) + 2.0 * lam
+                if v < v0 - _TIE:
+                    v0 = v
+                    k0 = k
+        if v0 + v1 < best - _TIE:
+            best = v0 + v1
+            best_j = j
+            best_k0 = k0
+            best_k1 = k1
+    return best, best_j, best_k0, best_k1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -581,12 +724,12 @@ def _candidates(problem, memo, words, dc, limit, scratch):
             _split_child(words, fbits, j, 0, child)
             s0 = _find(keys, depth, child, dc)
             if depth[s0] == -1:
-                _register(problem, memo, child, dc, s0, scratch.members, scratch.buf_w, scratch.buf_v)
+                _register(problem, memo, child, dc, s0, scratch)
             b0 = value[s0] if value[s0] < np.inf else lower[s0]
             _split_child(words, fbits, j, 1, child)
             s1 = _find(keys, depth, child, dc)
             if depth[s1] == -1:
-                _register(problem, memo, child, dc, s1, scratch.members, scratch.buf_w, scratch.buf_v)
+                _register(problem, memo, child, dc, s1, scratch)
             b1 = value[s1] if value[s1] < np.inf else lower[s1]
             if _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
                 continue
@@ -766,7 +909,7 @@ def search(problem, memo, frames, max_steps):
                 return NEED_SPACE
             s = _find(keys, depth, words, d)
             if depth[s] == -1:
-                _register(problem, memo, words, d, s, members, buf_w, buf_v)
+                _register(problem, memo, words, d, s, scratch)
             if value[s] < np.inf or lower[s] >= budget[f]:
                 ret_exact = value[s] < np.inf
                 ret = value[s] if ret_exact else lower[s]

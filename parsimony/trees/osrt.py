@@ -152,7 +152,7 @@ def _ensure_compiled():
 
 
 def _entry_bytes(n_words):
-    return 8 * n_words + 4 + 8 + 8 + 4
+    return 8 * n_words + 4 + 8 + 8 + 4 + 8
 
 
 def _new_memo(capacity, n_words, counters=None):
@@ -161,7 +161,8 @@ def _new_memo(capacity, n_words, counters=None):
         counters = np.zeros(4, dtype=np.int64)
     counters[3] = int(capacity * 0.6)
     return _search.Memo(np.zeros((capacity, n_words), dtype=np.uint64), np.full(capacity, -1, dtype=np.int32),
-                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int32), counters)
+                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int32),
+                        np.full((capacity, 2), -2, dtype=np.int32), counters)
 
 
 def _new_frames(n_frames, n_words, n_features, root_words, root_depth):
@@ -265,17 +266,23 @@ def _tree_builder(memo, problem, Xb_all, root_feature):
     """``build(words, d, rows, is_root)``: the nested split dictionary of a subproblem from the memo."""
     fbits = problem.feature_bits
 
-    def build(words, d, rows, is_root):
-        f = root_feature if is_root else -1
-        if not is_root and d != 0:
-            slot = _search.lookup(memo, words, d)
-            f = int(memo.feature[slot]) if slot >= 0 and memo.value[slot] < np.inf else -1
+    def build(words, d, rows, is_root, f=-2):
+        """``f``: the split, when the parent knows it (-2: look it up; -1: a leaf)."""
+        kids = (-2, -2)
+        if f == -2:
+            f = -1
+            slot = _search.lookup(memo, words, d) if d != 0 else -1
+            if slot >= 0 and memo.value[slot] < np.inf:
+                f = int(memo.feature[slot])
+                kids = (int(memo.child_feature[slot, 0]), int(memo.child_feature[slot, 1]))
+            if is_root:
+                f = root_feature
         if f < 0 or d == 0:
             return {"rows": rows}
         dc = d if problem.unlimited else d - 1
         hit = Xb_all[rows, f] == 1
-        return {"feature": f, "false": build(words & ~fbits[f], dc, rows[~hit], False),
-                "true": build(words & fbits[f], dc, rows[hit], False)}
+        return {"feature": f, "false": build(words & ~fbits[f], dc, rows[~hit], False, kids[0]),
+                "true": build(words & fbits[f], dc, rows[hit], False, kids[1])}
 
     return build
 

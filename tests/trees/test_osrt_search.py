@@ -141,3 +141,80 @@ def test_warm_up_compiles_every_kernel():
     # comes from numba's disk cache its dispatcher stays empty)
     for kernel in (_search.search, _search.rehash, _search.lookup, _search.stack_lower_bound):
         assert kernel.signatures, kernel
+
+
+def _terminal_case(seed):
+    """Random binary data for the depth-two solver: ties in y, duplicated and constant columns, weights."""
+    rng = np.random.default_rng(50_000 + seed)
+    n = int(rng.integers(2, 60))
+    m = int(rng.integers(1, 9))
+    Xb = (rng.random((n, m)) < rng.uniform(0.1, 0.9)).astype(np.uint8)
+    if seed % 5 == 0 and m > 1:
+        Xb[:, -1] = Xb[:, 0]                     # a duplicated column
+    if seed % 7 == 0:
+        Xb[:, 0] = 1                             # a column that splits nothing
+    y = rng.integers(0, 3, n).astype(float) if seed % 3 == 0 else rng.normal(size=n) * 10.0 ** rng.uniform(-3, 3)
+    if np.ptp(y) == 0:
+        y[0] += 1.0
+    w = (np.ones(n), rng.uniform(0.05, 5.0, n), rng.integers(1, 5, n).astype(float))[seed % 3]
+    lam = [0.0, 0.001, 0.01, 0.05, 0.2][seed % 5]
+    return Xb, y, w, lam
+
+
+def _squared_problem(Xb, y, w, lam):
+    """The search kernel's squared-loss Problem of ``(Xb, y, w)`` with a depth limit."""
+    ys = y / np.sqrt(leaf_loss(y, "squared", w))  # scaled like the search: one leaf has loss 1
+    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, 0)
+    n_words = (len(cw) + 63) // 64
+    problem = _search.make_problem(0, _search.BOUND_KMEANS, lam, False, uniq, _bitsets(uniq.astype(bool), n_words),
+                                   cw, cs, cq, cmean, cwithin)
+    return problem, row_class, n_words
+
+
+def test_depth_two_solver_is_exact():
+    """The terminal solver's optimum of random subproblems equals exhaustive search at depth two, and
+    the splits it returns (root, false child, true child) realise that optimum."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for seed in range(150):
+        Xb, y, w, lam = _terminal_case(seed)
+        problem, row_class, n_words = _squared_problem(Xb, y, w, lam)
+        scratch = _search.new_scratch(problem)
+        n_classes = problem.class_weight.shape[0]
+        for trial in range(3):
+            subset = np.arange(n_classes) if trial == 0 else np.nonzero(rng.random(n_classes) < 0.6)[0]
+            if subset.size == 0:
+                continue
+            words = _bitsets(np.isin(np.arange(n_classes), subset)[:, None], n_words)[0]
+            rows = np.nonzero(np.isin(row_class, subset))[0]
+            value, j, k0, k1 = _search._depth_two(problem, words, scratch)
+            expected = brute_force_objective(Xb, y, lam, 2, rows=rows, sample_weight=w)
+            assert value == pytest.approx(expected, abs=1e-9), (seed, trial)
+            tree = {"rows": rows}
+            if j >= 0:
+                children = []
+                for side, k in ((0, k0), (1, k1)):
+                    part = rows[Xb[rows, j] == side]
+                    assert 0 < len(part) < len(rows), (seed, j)
+                    if k < 0:
+                        children.append({"rows": part})
+                        continue
+                    hit = Xb[part, k] == 1
+                    assert 0 < hit.sum() < len(part), (seed, k)
+                    children.append({"feature": k, "false": {"rows": part[~hit]}, "true": {"rows": part[hit]}})
+                tree = {"feature": j, "false": children[0], "true": children[1]}
+            # (tree_objective normalises by the loss of all rows, as the search does)
+            assert tree_objective(tree, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), (seed, trial)
+            checked += 1
+    assert checked > 300
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_terminal_solver_in_the_search_is_exact_with_weights(depth):
+    """Whole searches whose depth-two subproblems go to the terminal solver, against exhaustive search."""
+    for seed in range(60):
+        Xb, y, w, lam = _terminal_case(seed)
+        result = solve(Xb, y, lam, depth, sample_weight=w, keep_table=True)
+        expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
+        assert result.objective == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
