@@ -36,8 +36,8 @@ from ._random import normal, randint, uniform
 # indices into the float parameter vector of evolve_population
 (P_MAXSIZE, P_NCYCLES, P_TOURNAMENT_N, P_TOURNAMENT_P, P_CROSSOVER, P_PARSIMONY, P_ADAPTIVE,
  P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_EVALS, P_OPTIMIZE_RESTARTS, P_PERTURBATION, P_SIMPLIFY,
- P_BASELINE, P_FREE_OFFSET) = range(14)
-N_PARAMS = 14
+ P_BASELINE, P_FREE_OFFSET, P_LINEAR_SCALING) = range(15)
+N_PARAMS = 15
 
 # mutation kinds (index into the mutation weight vector)
 (M_CONSTANT, M_OPERATOR, M_SWAP, M_ADD, M_INSERT, M_DELETE, M_SIMPLIFY, M_RANDOMIZE,
@@ -705,56 +705,147 @@ def optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau):
 
 
 @njit(error_model="numpy")
+def _line_form(ops, length):
+    """Where ``f`` already holds the constants of a line: ``f = sa * a0 + sh * h`` with ``h = c * g``.
+
+    Returns ``(add_slot, sa, sh, h_root, mul_slot)``: ``add_slot`` is the position of ``a0``
+    when the root is ``+``/``-`` with a constant operand (else -1, ``h = f``), ``sa`` and ``sh``
+    the signs of ``a0`` and of the other operand ``h`` (ending at ``h_root``), and ``mul_slot``
+    the position of ``c`` when ``h`` is a product with a constant operand (else -1).
+    """
+    root = ops[length - 1]
+    add_slot, sa, sh, h_start, h_root = -1, 1.0, 1.0, 0, length - 1
+    if (root == ADD or root == SUB) and length >= 3:
+        if ops[length - 2] == CONST:
+            add_slot, h_root = length - 2, length - 3
+            sa = 1.0 if root == ADD else -1.0
+        elif ops[0] == CONST and subtree_start(ops, length - 2) == 1:
+            add_slot, h_start, h_root = 0, 1, length - 2
+            sh = 1.0 if root == ADD else -1.0
+    mul_slot = -1
+    if ops[h_root] == MUL and h_root - h_start >= 2:
+        if ops[h_root - 1] == CONST:
+            mul_slot = h_root - 1
+        elif ops[h_start] == CONST and subtree_start(ops, h_root - 1) == h_start + 1:
+            mul_slot = h_start
+    return add_slot, sa, sh, h_root, mul_slot
+
+
+@njit(error_model="numpy")
+def least_squares_slope(f, y, w, wsum):
+    """The weighted least-squares slope of ``y`` on ``f`` (NaN when ``f`` is constant)."""
+    n = y.shape[0]
+    mf = 0.0
+    my = 0.0
+    for i in range(n):
+        mf += w[i] * f[i]
+        my += w[i] * y[i]
+    mf /= wsum
+    my /= wsum
+    sff = 0.0
+    sfy = 0.0
+    for i in range(n):
+        d = f[i] - mf
+        sff += w[i] * d * d
+        sfy += w[i] * d * (y[i] - my)
+    return sfy / sff if sff > 0 else np.nan
+
+
+@njit(error_model="numpy")
+def _offset_for_slope(rows, y, w, wsum, resid, uniform_weights, loss_kind, tau, b):
+    """``(a, loss)``: the loss-optimal offset of ``b * f`` and the mean loss of ``f * b + a``,
+    whose values are computed as the evaluator computes them (``resid`` is scratch)."""
+    n = y.shape[0]
+    for i in range(n):
+        resid[i] = y[i] - b * rows[i]
+    a = optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau)
+    for i in range(n):
+        resid[i] = rows[i] * b + a
+    return a, loss_of_rows(resid, y, w, loss_kind, tau) / wsum
+
+
+@njit(error_model="numpy")
+def _put_line(o_ops, o_feats, o_vals, length, a, b, add_slot, sa, sh, h_root, mul_slot):
+    """Rewrite ``f`` (its form from :func:`_line_form`) as ``a + b * f``; returns the new length.
+
+    Constants already in place absorb ``a`` and ``b``; a missing factor ``b`` is inserted
+    after ``h`` and a missing offset appended at the root.
+    """
+    if add_slot >= 0:  # a + b (sa a0 + sh h) = sa (sa a + b a0) + sh (b h)
+        o_vals[add_slot] = sa * a + b * o_vals[add_slot]
+    if b != 1.0:
+        if mul_slot >= 0:
+            o_vals[mul_slot] *= b
+        else:
+            for t in range(length - 1, h_root, -1):
+                o_ops[t + 2], o_feats[t + 2], o_vals[t + 2] = o_ops[t], o_feats[t], o_vals[t]
+            _set(o_ops, o_feats, o_vals, h_root + 1, CONST, 0, b)
+            _set(o_ops, o_feats, o_vals, h_root + 2, MUL, 0, 0.0)
+            length += 2
+    if add_slot < 0:
+        _set(o_ops, o_feats, o_vals, length, CONST, 0, a)
+        _set(o_ops, o_feats, o_vals, length + 1, ADD, 0, 0.0)
+        length += 2
+    return length
+
+
+@njit(error_model="numpy")
 def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights, max_length,
                 maxsize, params):
-    """Give a just-evaluated candidate its loss-optimal additive constant when that lowers its cost.
+    """Give a just-evaluated candidate its loss-optimal offset (and, with ``P_LINEAR_SCALING``,
+    scale) when that lowers its cost.
 
-    In ``f + c`` (or ``c + f``, ``f - c``, ``c - f``) the constant moves to its optimum; any other
-    ``f`` becomes ``f + b`` when the loss gain outweighs the parsimony cost of the two extra
-    tokens. Reads the candidate's values from ``ws`` (it must be the last expression evaluated).
-    Returns ``(length, loss, cplx)`` of the (possibly) new candidate.
+    The offset ``a`` of ``f + a`` is the loss-optimal constant (a weighted quantile of the
+    residuals for the pinball loss). With linear scaling, ``a + b * f`` is tried too, with
+    ``b`` the weighted least-squares slope and ``a`` its loss-optimal offset: an O(n)
+    approximation of the exact pinball line that rewards a shape whatever its scale. The
+    constants of ``f`` that already play these roles (``f = c * g + a0``, any order and sign)
+    absorb them; missing ones are added as tokens, whose complexity counts: a change is kept
+    when its loss gain outweighs the parsimony cost of the extra tokens. Reads the candidate's
+    values from ``ws`` (it must be the last expression evaluated). Returns ``(length, loss,
+    cplx)`` of the (possibly) new candidate.
     """
     Xt, y, w, wsum, loss_kind, tau = data
     rows = last_rows(Xt, ws)
-    if length < 2 or rows.shape[0] == 0 or not loss < np.inf:
+    scaling = params[P_LINEAR_SCALING] > 0
+    if length < (1 if scaling else 2) or rows.shape[0] == 0 or not loss < np.inf:
         return length, loss, cplx
-    n = y.shape[0]
-    for i in range(n):
-        resid[i] = y[i] - rows[i]
-    b = optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau)
-    if b == 0.0 or not abs(b) < np.inf:
+    add_slot, sa, sh, h_root, mul_slot = _line_form(o_ops, length)
+    base, parsimony = params[P_BASELINE], params[P_PARSIMONY]
+    best_cost, best_a, best_b, best_loss, best_extra = loss / base, 0.0, np.nan, loss, 0
+    for option in range(2 if scaling else 1):
+        b = 1.0 if option == 0 else least_squares_slope(rows, y, w, wsum)
+        if option == 1 and (b == 0.0 or b == 1.0 or not abs(b) < np.inf):
+            break
+        a, new_loss = _offset_for_slope(rows, y, w, wsum, resid, uniform_weights, loss_kind, tau, b)
+        if (option == 0 and a == 0.0) or not abs(a) < np.inf:
+            continue
+        extra, nodes = 0, 0
+        if add_slot < 0:
+            extra, nodes = extra + weights[CONST] + weights[ADD], nodes + 2
+        if b != 1.0 and mul_slot < 0:
+            extra, nodes = extra + weights[CONST] + weights[MUL], nodes + 2
+        if cplx + extra > maxsize or length + nodes > max_length:
+            continue
+        cost = new_loss / base + parsimony * extra
+        if cost < best_cost:
+            best_cost, best_a, best_b, best_loss, best_extra = cost, a, b, new_loss, extra
+    if not best_b == best_b:  # NaN: nothing better
         return length, loss, cplx
-    root = o_ops[length - 1]
-    slot = -1  # the root's constant operand, if any
-    if root == ADD or root == SUB:
-        if o_ops[length - 2] == CONST:
-            slot = length - 2
-        elif o_ops[0] == CONST and subtree_start(o_ops, length - 2) == 1:
-            slot = 0
-    extra = weights[CONST] + weights[ADD]
-    if slot < 0 and (cplx + extra > maxsize or length + 2 > max_length):
-        return length, loss, cplx
-    for i in range(n):  # the values of f + b, computed as the evaluator computes them
-        resid[i] = rows[i] + b
-    new_loss = loss_of_rows(resid, y, w, loss_kind, tau) / wsum
-    if slot >= 0:
-        old = o_vals[slot]
-        o_vals[slot] = old - b if root == SUB and slot > 0 else old + b
-        # the moved constant gives f + b up to rounding, unless the shift cancels large values
-        largest = max(abs(old), abs(b))
-        for i in range(n):
-            largest = max(largest, abs(rows[i]))
-        if not largest < 1e6 * loss:
-            new_loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
-        if new_loss < loss:
-            return length, new_loss, cplx
-        o_vals[slot] = old
-        return length, loss, cplx
-    if not new_loss / params[P_BASELINE] + params[P_PARSIMONY] * extra < loss / params[P_BASELINE]:
-        return length, loss, cplx
-    _set(o_ops, o_feats, o_vals, length, CONST, 0, b)
-    _set(o_ops, o_feats, o_vals, length + 1, ADD, 0, 0.0)
-    return length + 2, new_loss, cplx + extra
+    # moved constants give a + b f up to rounding, unless the move cancels large values
+    largest = max(abs(best_a), abs(best_b * o_vals[add_slot]) if add_slot >= 0 else 0.0)
+    for i in range(y.shape[0]):
+        largest = max(largest, abs(best_b * rows[i]))
+    exact = (add_slot >= 0 or (mul_slot >= 0 and best_b != 1.0)) and not largest < 1e6 * loss
+    keep = length if exact else 0
+    saved = (o_ops[:keep].copy(), o_feats[:keep].copy(), o_vals[:keep].copy())
+    new_length = _put_line(o_ops, o_feats, o_vals, length, best_a, best_b, add_slot, sa, sh, h_root, mul_slot)
+    if exact:
+        best_loss = tree_loss(o_ops, o_feats, o_vals, new_length, data, ws)
+        if not best_loss / base + parsimony * best_extra < loss / base:
+            _copy(saved[0], saved[1], saved[2], 0, length, o_ops, o_feats, o_vals, 0)
+            return length, loss, cplx
+    return new_length, best_loss, cplx + best_extra
 
 
 @njit(error_model="numpy")

@@ -20,9 +20,9 @@ import numpy as np
 
 from .._numba import compiled_kernels, restart_eta
 from ._engine import (
-    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_MAXSIZE, P_NCYCLES, P_OPTIMIZE_EVALS,
-    P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY, P_TOURNAMENT_N,
-    P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
+    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_LINEAR_SCALING, P_MAXSIZE, P_NCYCLES,
+    P_OPTIMIZE_EVALS, P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY,
+    P_TOURNAMENT_N, P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
 )
 from ..losses import LOSS_PINBALL, LOSS_SQUARED, loss_from_code
 from ._evaluator import evaluate, make_workspace, tree_loss
@@ -54,6 +54,7 @@ class SearchSettings:
     perturbation_factor: float = 0.076
     should_simplify: bool = True
     free_offset: bool = True
+    linear_scaling: bool = True
     feature_relevance: float = 0.5
     fraction_replaced: float = 0.000364
     fraction_replaced_hof: float = 0.035
@@ -228,6 +229,7 @@ def kernel_parameters(settings: SearchSettings, baseline: float) -> np.ndarray:
     params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
     params[P_BASELINE] = baseline
     params[P_FREE_OFFSET] = 1.0 if settings.free_offset else 0.0
+    params[P_LINEAR_SCALING] = 1.0 if settings.linear_scaling else 0.0
     return params
 
 

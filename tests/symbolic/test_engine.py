@@ -177,7 +177,8 @@ def test_select_kth_matches_sorting():
 @pytest.mark.parametrize("loss_kind, tau", [(LOSS_PINBALL, 0.1), (LOSS_PINBALL, 0.5), (LOSS_PINBALL, 0.9),
                                             (LOSS_ABSOLUTE, 0.5), (LOSS_SQUARED, 0.5)])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau, weighted):
+@pytest.mark.parametrize("scaling", [0.0, 1.0])
+def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau, weighted, scaling):
     rng = np.random.default_rng(int(tau * 10) + weighted + 7 * loss_kind)
     n, maxsize = 50, 15
     X = rng.normal(size=(n, 2))
@@ -186,7 +187,7 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau
     data = (np.ascontiguousarray(X.T), y, w, float(w.sum()), loss_kind, tau)
     ws = make_workspace(2 * maxsize + 4, n)
     params = np.zeros(G.N_PARAMS)
-    params[G.P_BASELINE], params[G.P_PARSIMONY] = 1.0, 0.0
+    params[G.P_BASELINE], params[G.P_PARSIMONY], params[G.P_LINEAR_SCALING] = 1.0, 0.0, scaling
     if loss_kind == LOSS_PINBALL:
         def loss_of(r):
             return np.sum(w * r * (tau - (r < 0))) / w.sum()
@@ -220,8 +221,56 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau
             resid = y - pred
             shifts = [np.average(resid, weights=w)] if loss_kind == LOSS_SQUARED else resid
             brute = min(loss_of(resid - b) for b in shifts)
-            assert new_loss == pytest.approx(brute, rel=1e-9, abs=1e-12)
+            if scaling:  # a + b f, b the least-squares slope, when it beats the best shift
+                assert new_loss <= brute * (1 + 1e-9) + 1e-12
+            else:
+                assert new_loss == pytest.approx(brute, rel=1e-9, abs=1e-12)
     assert changed > 20
+
+
+@pytest.mark.parametrize("form", ["x", "c*x", "x*c", "x+k", "k+x", "x-k", "k-x", "c*x+k", "k-x*c", "x*c-k"])
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
+def test_linear_scaling_reaches_an_exact_line_and_counts_its_tokens(form, tau):
+    """y = 3 - 2 x exactly: a + b f with f any line in x reaches loss 0; constants already in
+    place absorb a and b, missing ones are added as tokens and counted."""
+    rng = np.random.default_rng(0)
+    n, maxsize = 64, 20
+    x = rng.normal(size=n)
+    y = 3.0 - 2.0 * x
+    data = (np.ascontiguousarray(x[None, :]), y, np.ones(n), float(n), LOSS_PINBALL, tau)
+    ws = make_workspace(2 * maxsize + 4, n)
+    params = np.zeros(G.N_PARAMS)
+    params[G.P_BASELINE], params[G.P_PARSIMONY], params[G.P_LINEAR_SCALING] = 1.0, 0.001, 1.0
+    C, V = E.CONST, E.VAR
+    postfix = {"x": [(V, 0)], "c*x": [(C, 0.7), (V, 0), (E.MUL, 0)], "x*c": [(V, 0), (C, 0.7), (E.MUL, 0)],
+               "x+k": [(V, 0), (C, 5.0), (E.ADD, 0)], "k+x": [(C, 5.0), (V, 0), (E.ADD, 0)],
+               "x-k": [(V, 0), (C, 5.0), (E.SUB, 0)], "k-x": [(C, 5.0), (V, 0), (E.SUB, 0)],
+               "c*x+k": [(C, 0.7), (V, 0), (E.MUL, 0), (C, 5.0), (E.ADD, 0)],
+               "k-x*c": [(C, 5.0), (V, 0), (C, 0.7), (E.MUL, 0), (E.SUB, 0)],
+               "x*c-k": [(V, 0), (C, 0.7), (E.MUL, 0), (C, 5.0), (E.SUB, 0)]}[form]
+    cap = 2 * maxsize + 4
+    ops, feats, vals = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)
+    for i, (op, v) in enumerate(postfix):
+        ops[i], vals[i] = op, (v if op == C else 0.0)
+    length = len(postfix)
+    cplx = int(WEIGHTS[ops[:length]].sum())
+    loss = tree_loss(ops, feats, vals, length, data, ws)
+    assert loss > 0.1
+    new_len, new_loss, new_cplx = G.free_offset(ops, feats, vals, length, loss, cplx, data, ws, np.empty(n), True,
+                                                WEIGHTS, cap, maxsize, params)
+    assert new_loss == pytest.approx(0.0, abs=1e-12)
+    assert new_loss == pytest.approx(tree_loss(ops, feats, vals, new_len, data, ws), abs=1e-12)
+    has_scale = "c" in form
+    has_offset = "k" in form
+    assert new_len == length + 2 * (not has_scale) + 2 * (not has_offset)
+    assert new_cplx == int(WEIGHTS[ops[:new_len]].sum()) == cplx + new_len - length
+    params[G.P_LINEAR_SCALING] = 0.0  # the offset alone cannot fit a slope of -2
+    ops[:length] = [op for op, _ in postfix]
+    vals[:length] = [v if op == C else 0.0 for op, v in postfix]
+    loss = tree_loss(ops, feats, vals, length, data, ws)
+    _, offset_loss, _ = G.free_offset(ops, feats, vals, length, loss, cplx, data, ws, np.empty(n), True, WEIGHTS, cap,
+                                      maxsize, params)
+    assert offset_loss > 0.1
 
 
 @pytest.mark.parametrize("outer", ["add", "sub"])
