@@ -105,19 +105,41 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
     return w
 
 
-def extreme_scale(values, axis=None):
-    """1 where ``max|values|`` lies in [1e-100, 1e100] (or is 0 or not finite), else the power of
-    two just above it (one per column with ``axis=0``).
+def input_feature_names(model, feature_names=None) -> list[str]:
+    """Names of ``model``'s input features: ``feature_names`` (one per feature, as strings), else the
+    names seen in ``fit`` (``feature_names_in_``), else ``x0, x1, ...``."""
+    n = model.n_features_in_
+    if feature_names is None:
+        seen = getattr(model, "feature_names_in_", None)
+        return [str(name) for name in seen] if seen is not None else [f"x{j}" for j in range(n)]
+    if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
+        raise TypeError(f"feature_names must be a list of {n} strings, got {feature_names!r}")
+    names = [str(name) for name in feature_names]
+    if len(names) != n:
+        raise ValueError(f"feature_names must name the {n} input features, got {len(names)}")
+    return names
+
+
+def magnitude_scale(values, axis=None, extreme_only=False):
+    """The power of two just above ``max|values|`` (one per column with ``axis=0``); 1 where that
+    maximum is 0 or not finite, and with ``extreme_only`` also where it lies in [1e-100, 1e100].
 
     Dividing by a power of two is exact, so a fit on the divided values gives the same solution
-    while squares of extreme values neither overflow nor underflow; typical data is left alone.
+    while squares of extreme values neither overflow nor underflow.
     """
     values = np.asarray(values, dtype=np.float64)
-    top = np.max(np.abs(values), axis=axis) if values.size else np.float64(0.0)
-    top = np.asarray(top, dtype=np.float64)
-    extreme = np.isfinite(top) & (top > 0) & ((top < 1e-100) | (top > 1e100))
-    scale = np.where(extreme, np.ldexp(1.0, np.frexp(np.where(extreme, top, 1.0))[1]), 1.0)
+    top = np.asarray(np.max(np.abs(values), axis=axis) if values.size else 0.0, dtype=np.float64)
+    scaled = np.isfinite(top) & (top > 0)
+    if extreme_only:
+        scaled &= (top < 1e-100) | (top > 1e100)
+    scale = np.where(scaled, np.ldexp(1.0, np.frexp(np.where(scaled, top, 1.0))[1]), 1.0)
     return float(scale) if scale.ndim == 0 else scale
+
+
+def extreme_scale(values, axis=None):
+    """:func:`magnitude_scale` of extreme values only: typical data (``max|values|`` in [1e-100, 1e100])
+    is left alone (scale 1)."""
+    return magnitude_scale(values, axis, extreme_only=True)
 
 
 def seed_from(random_state, name: str = "random_state") -> int:

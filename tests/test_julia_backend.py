@@ -639,7 +639,7 @@ def simulated_pysr(monkeypatch):
     calls = []
     x0, x1 = sympy.symbols("x0 x1")
 
-    def fake_fit_pysr(X, y, quantile, *, sample_weight=None, extra=None, previous=None, **params):
+    def fake_fit_pysr(X, y, quantile, *, sample_weight=None, previous=None, **params):
         kwargs = _pysr.pysr_kwargs(quantile, **params)  # the mapping must accept what the glue passes
         calls.append({"quantile": quantile, "params": params, "kwargs": kwargs, "previous": previous})
         exprs = [x0 + 0.0 * quantile, 2.0 * x0 + sympy.cos(x1), sympy.tan(x0)]

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
     BOOLEAN, POSITIVE, RANDOM_STATE, Check, Interval, Options, check_array_1d, check_int, check_nonnegative,
-    check_numeric_columns, check_same_length, extreme_scale, seed_from, validate_params,
+    check_numeric_columns, check_same_length, extreme_scale, input_feature_names, seed_from, validate_params,
 )
 from ..backend import BACKENDS, resolve_backend
 from . import _cbcd, _cbcd_julia
@@ -656,7 +656,7 @@ class ForestPrune(RegressorMixin, BaseEstimator):
         at the kept depth is a leaf (``left = right = -1``, ``feature`` None) whose value is its mean.
         """
         check_is_fitted(self, "layers_")
-        names = self._feature_names(feature_names)
+        names = input_feature_names(self, feature_names)
         t = self._tables
         rows = []
         for i in self._node_predictions:
@@ -677,17 +677,6 @@ class ForestPrune(RegressorMixin, BaseEstimator):
                 })
         return pd.DataFrame(rows, columns=["tree", "node", "depth", "feature", "threshold", "left", "right",
                                            "value", "weight"])
-
-    def _feature_names(self, feature_names):
-        if feature_names is None:
-            names = getattr(self, "feature_names_in_", None)
-            return [f"x{j}" for j in range(self.n_features_in_)] if names is None else list(names)
-        if isinstance(feature_names, str) or not hasattr(feature_names, "__len__"):
-            raise TypeError(f"feature_names must be a list of {self.n_features_in_} strings, got {feature_names!r}")
-        names = [str(name) for name in feature_names]
-        if len(names) != self.n_features_in_:
-            raise ValueError(f"feature_names must name the {self.n_features_in_} input features, got {len(names)}")
-        return names
 
     def _initial_value(self):
         """The constant every prediction starts from, or None when boosting's init is not constant."""

@@ -34,7 +34,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._validation import (
     POSITIVE, QUANTILE, SKLEARN_RANDOM_STATE, Check, Interval, Options, check_numeric_columns, check_quantile,
-    validate_params,
+    input_feature_names, validate_params,
 )
 from ..losses import grouped_weighted_quantiles
 from ..losses import weighted_quantile as weighted_quantile_of
@@ -131,7 +131,7 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
     def export_text(self, feature_names=None, decimals=6) -> str:
         """The tree as indented text: splits ``name <= threshold`` and leaf values (``decimals`` significant digits)."""
         check_is_fitted(self)
-        names = _feature_names(self, feature_names)
+        names = input_feature_names(self, feature_names)
         tree, lines = self.tree_, []
 
         def walk(node, depth):
@@ -154,17 +154,6 @@ class QuantileDecisionTreeRegressor(QuantileScoreMixin, RegressorMixin, BaseEsti
         check_numeric_columns(X, type(self).__name__)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self.node_values_[self.estimator_.apply(X)]
-
-
-def _feature_names(model, feature_names) -> list:
-    """``feature_names`` (checked against ``n_features_in_``), or the names seen in ``fit``, or ``x0, x1, ...``."""
-    if feature_names is None:
-        seen = getattr(model, "feature_names_in_", None)
-        return [str(n) for n in seen] if seen is not None else [f"x{j}" for j in range(model.n_features_in_)]
-    names = [str(n) for n in feature_names]
-    if len(names) != model.n_features_in_:
-        raise ValueError(f"feature_names must name the {model.n_features_in_} input features, got {len(names)}")
-    return names
 
 
 def _final_step(model):
@@ -406,7 +395,7 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         """``tuned {best_params_}`` and the refitted model: its own ``export_text``, a linear
         formula, or a LightGBM summary (``decimals`` significant digits)."""
         check_is_fitted(self)
-        names = _feature_names(self, feature_names)
+        names = input_feature_names(self, feature_names)
         model = self.best_estimator_
         if callable(getattr(model, "export_text", None)):
             text = model.export_text(feature_names=names, decimals=decimals)

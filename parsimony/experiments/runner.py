@@ -282,6 +282,9 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
     owner = claim_owner()
     shared = results.path != ":memory:"
     beat = _Heartbeat(results.path, owner, lease) if shared else None
+    # claims are made at dispatch time, from whichever thread joblib dispatches from: one
+    # connection any thread may use (a generator never runs in two threads at once)
+    claims = ResultStore(results.path, any_thread=True) if shared else None
     if beat is not None:
         beat.__enter__()
     try:
@@ -291,15 +294,12 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
             if not pending:
                 return
             if shared:
-                claim_path = results.path
                 held = results.claimed_by_others(owner)
                 mine = [t for t in pending if t.key not in held]
 
-                def claimed(candidates=mine):  # claims at dispatch time, from whichever thread dispatches
-                    for t in candidates:  # joblib may dispatch from another thread: a connection per claim
-                        with ResultStore(claim_path) as store:
-                            won = store.claim(t.key, owner, lease)
-                        if won:
+                def claimed(candidates=mine):
+                    for t in candidates:
+                        if claims.claim(t.key, owner, lease):
                             yield t
             else:
                 mine = pending
@@ -310,6 +310,7 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
     finally:
         if beat is not None:
             beat.__exit__()
+            claims.close()
             results.release(owner)
 
 

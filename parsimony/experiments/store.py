@@ -92,6 +92,9 @@ class ResultStore:
         SQLite file; ``":memory:"`` for a throwaway store.
     readonly : bool, default=False
         Only read: the file must exist, nothing is written (works in a read-only folder).
+    any_thread : bool, default=False
+        Let any thread use the connection, one at a time (the caller serialises), not only the
+        thread that opened it.
 
     Raises
     ------
@@ -99,9 +102,10 @@ class ResultStore:
         Naming the file when it is a folder, not a SQLite results store, or not writable.
     """
 
-    def __init__(self, path, readonly=False):
+    def __init__(self, path, readonly=False, any_thread=False):
         self.path = str(path)
         self.readonly = bool(readonly)
+        self.any_thread = bool(any_thread)
         try:
             self._conn = self._open()
         except sqlite3.Error as exc:
@@ -131,7 +135,7 @@ class ResultStore:
                              "is not writable (reading works: parsimony bench report)")
         if file.is_file() and not memory and not os.access(file, os.W_OK):
             raise ValueError(f"cannot write the results store {self.path}: the file is read-only")
-        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        conn = sqlite3.connect(self.path, timeout=60.0, isolation_level=None, check_same_thread=not self.any_thread)
         conn.execute("PRAGMA busy_timeout = 60000")
         if not memory:
             conn.execute("PRAGMA journal_mode = WAL")

@@ -224,16 +224,13 @@ def equations_from_pysr(frame, feature_names=None):
     }, columns=list(EQUATIONS_COLUMNS))
 
 
-def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samples=None, extra=None,
-             previous=None, **params):
+def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, previous=None, **params):
     """Run one PySR search for SQR at ``quantile``; return ``(model, equations)``.
 
-    ``params`` are the :func:`pysr_kwargs` keywords; ``extra`` adds or overrides PySRRegressor
-    keywords (say ``ncycles_per_iteration``). ``previous``, a PySRRegressor this function
+    ``params`` are the :func:`pysr_kwargs` keywords. ``previous``, a PySRRegressor this function
     returned, goes on from its search (PySR's ``warm_start``) instead of starting afresh.
-    ``max_samples`` draws that many rows without replacement (seeded by ``random_state``), the
-    paper's SQR10K. Features are passed to PySR as ``x0, x1, ...`` and renamed to
-    ``feature_names`` in the returned equations.
+    Features are passed to PySR as ``x0, x1, ...`` and, when ``feature_names`` is given, renamed
+    to them in the returned equations.
 
     Raises
     ------
@@ -248,20 +245,13 @@ def fit_pysr(X, y, quantile, *, sample_weight=None, feature_names=None, max_samp
     X = np.asarray(X, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
-    if max_samples is not None and X.shape[0] > max_samples:
-        rng = np.random.default_rng(seed_from(params.get("random_state")))
-        rows = np.sort(rng.choice(X.shape[0], size=int(max_samples), replace=False))
-        X, y = X[rows], y[rows]
-        w = None if w is None else w[rows]
-    kwargs = {**pysr_kwargs(quantile, **params), **(extra or {})}
+    kwargs = pysr_kwargs(quantile, **params)
     if previous is None:
         model = PySRRegressor(**kwargs)
     else:
         model = previous
         model.set_params(**{**kwargs, "warm_start": True})
     model.fit(X, y, weights=w)
-    if feature_names is None:
-        feature_names = [f"x{i}" for i in range(X.shape[1])]
     return model, equations_from_pysr(model.equations_, feature_names)
 
 

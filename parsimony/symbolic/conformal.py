@@ -41,11 +41,23 @@ def conformal_margin(lower, upper, y, alpha, sample_weight=None) -> float:
     w = np.ones(len(scores)) if sample_weight is None else check_sample_weight(sample_weight, len(scores))
     order = np.argsort(scores, kind="stable")
     reached = np.cumsum(w[order])
-    needed = (reached[-1] + 1) * (1.0 - alpha)  # (n + 1)(1 - alpha), n the total weight
-    k = int(np.searchsorted(reached, needed - 1e-9 * needed))  # first point reaching it (rounding aside)
-    if k >= len(scores):
+    if _too_few(reached[-1], alpha):
         raise ValueError(_too_few_message(reached[-1], len(scores), sample_weight is not None, alpha))
+    k = int(np.searchsorted(reached, _needed_weight(reached[-1], alpha)))  # the first point reaching it
     return float(scores[order[k]])
+
+
+def _needed_weight(total, alpha) -> float:
+    """The cumulative weight of sorted scores at which the margin is read: ``(n + 1)(1 - alpha)`` for
+    total weight ``n``, less a relative 1e-9 for rounding."""
+    needed = (total + 1) * (1.0 - alpha)
+    return needed - 1e-9 * needed
+
+
+def _too_few(total, alpha) -> bool:
+    """Whether calibration points of total weight ``total`` never reach :func:`_needed_weight` (the
+    margin would be infinite)."""
+    return total < _needed_weight(total, alpha)
 
 
 def _too_few_message(total, n, weighted, alpha) -> str:
@@ -60,7 +72,11 @@ def _too_few_message(total, n, weighted, alpha) -> str:
 def min_calibration_points(alpha) -> int:
     """Smallest calibration size (total weight) giving a finite margin at miscoverage ``alpha``."""
     alpha = check_quantile(alpha, "alpha")
-    return math.ceil((1.0 - alpha) / alpha - 1e-9)
+    c = (1.0 - alpha) * (1.0 - 1e-9)  # _too_few(n) is n < (n + 1) c, i.e. n < c / (1 - c)
+    n = max(0, math.ceil(c / (1.0 - c)) - 2)  # a point or two below, whatever the rounding
+    while _too_few(n, alpha):
+        n += 1
+    return n
 
 
 class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
@@ -115,7 +131,7 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         else:
             est = clone(self.estimator)
         total = n_cal if sample_weight is None else sample_weight[cal].sum()
-        if total < (1.0 - alpha) / alpha * (1 - 1e-9):  # the margin would be infinite
+        if _too_few(total, alpha):  # the margin would be infinite
             message = _too_few_message(total, n_cal, sample_weight is not None, alpha)
             raise ValueError(f"{message} (calibration_size={self.calibration_size} holds out {n_cal} of {n} rows)")
         levels = [alpha / 2, 1 - alpha / 2]

@@ -9,7 +9,10 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_int, check_numeric_columns, check_quantiles, check_sample_weight, seed_from, validate_param
+from .._validation import (
+    check_int, check_numeric_columns, check_quantiles, check_sample_weight, input_feature_names, seed_from,
+    validate_param,
+)
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import LOSSES, Pinball, Squared
 from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
@@ -241,8 +244,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             if len(y) > max_samples:
                 rows = np.sort(rng.choice(len(y), size=max_samples, replace=False))
                 X, y, w = X[rows], y[rows], w[rows]
-        self.feature_names_ = (list(map(str, self.feature_names_in_)) if hasattr(self, "feature_names_in_")
-                               else [f"x{j}" for j in range(X.shape[1])])
+        self.feature_names_ = input_feature_names(self)
         self.operators_ = names
         self.complexity_weights_ = weights
         self.quantiles_ = quantiles
@@ -390,9 +392,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         keep ``decimals`` significant digits (5, as in ``equations_["equation"]``).
         """
         check_is_fitted(self, "_fronts")
-        names = self.feature_names_ if feature_names is None else [str(n) for n in feature_names]
-        if len(names) != self.n_features_in_:
-            raise ValueError(f"feature_names must name the {self.n_features_in_} input features, got {len(names)}")
+        names = self.feature_names_ if feature_names is None else input_feature_names(self, feature_names)
         decimals = check_int(decimals, "decimals", minimum=1)
         texts = []
         for k, i in enumerate(self._indices(None)):

@@ -7,7 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import categorical_columns, check_int, check_sample_weight
+from .._validation import categorical_columns, check_int, check_sample_weight, input_feature_names
 from ..losses import weighted_quantiles
 
 
@@ -120,6 +120,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         X = validate_data(self, _numeric_view(X, cats), dtype=np.float64, ensure_all_finite=True)
         names = getattr(self, "feature_names_in_", None)
         user = self._check_thresholds(names)
+        input_names = input_feature_names(self)
         w = check_sample_weight(sample_weight, X.shape[0])
         if w is None:
             w = np.ones(X.shape[0])
@@ -133,7 +134,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
         out_names = []
         for j in range(X.shape[1]):
             col = X[:, j]
-            name = str(names[j]) if names is not None else f"x{j}"
+            name = input_names[j]
             if j in raw:
                 if j in user:
                     raise ValueError(f"thresholds given for feature {name!r}, which is categorical")

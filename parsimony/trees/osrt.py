@@ -11,7 +11,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (POSITIVE, QUANTILE, InstanceOf, Interval, Options, check_numeric_columns,
-                           check_sample_weight, validate_params)
+                           check_sample_weight, input_feature_names, magnitude_scale, validate_params)
 from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Squared, loss_from_code
 from . import _search
 from .binarizer import Binarizer
@@ -108,18 +108,6 @@ def _bitsets(mask_rows, n_words):
         shifts = np.arange(block.shape[0], dtype=np.uint64)
         out[:, w] = np.bitwise_or.reduce(block << shifts[:, None], axis=0) if block.shape[0] else 0
     return out
-
-
-def magnitude_scale(y):
-    """The power of two nearest above ``max |y|`` (1 for an all-zero ``y``).
-
-    Dividing by it is exact, so every normalised loss is unchanged, while squares of the scaled
-    targets neither overflow (|y| above 1e154) nor underflow (|y| below 1e-154).
-    """
-    top = float(np.max(np.abs(y))) if y.size else 0.0
-    if top == 0.0 or not np.isfinite(top):
-        return 1.0
-    return float(np.ldexp(1.0, int(np.frexp(top)[1])))
 
 
 def _is_constant(norm, y, w, loss_kind):
@@ -648,8 +636,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self.binarizer = binarizer
 
     def _binarize_fit(self, X, sample_weight=None):
-        names = getattr(self, "feature_names_in_", None)
-        names = [str(c) for c in names] if names is not None else [f"x{j}" for j in range(X.shape[1])]
+        names = input_feature_names(self)
         if self.binarizer is None:
             bad = ~np.all((X == 0) | (X == 1), axis=0)
             if bad.any():
@@ -760,13 +747,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         """The tree as indented text, one condition or leaf per line (leaf values to ``decimals``
         places); ``feature_names`` renames the input features (default: the names seen in ``fit``)."""
         check_is_fitted(self, "tree_")
-        conditions = None
-        if feature_names is not None:
-            names = [str(n) for n in feature_names]
-            if len(names) != self.n_features_in_:
-                raise ValueError(f"feature_names must name the {self.n_features_in_} input features, "
-                                 f"got {len(names)}")
-            conditions = self._split_conditions(names)
+        conditions = None if feature_names is None else self._split_conditions(input_feature_names(self, feature_names))
         t = self.tree_
         lines = []
 

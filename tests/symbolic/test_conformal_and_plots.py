@@ -8,7 +8,7 @@ from sklearn.base import BaseEstimator, RegressorMixin
 
 from parsimony.metrics import interval_coverage
 from parsimony.symbolic import ConformalQuantileInterval, SymbolicQuantileRegressor
-from parsimony.symbolic.conformal import conformal_margin
+from parsimony.symbolic.conformal import conformal_margin, min_calibration_points
 
 
 def test_margin_is_the_smallest_that_covers_enough_calibration_points():
@@ -67,6 +67,15 @@ def test_impossible_calibration_raises_naming_the_points_needed(n, alpha, need):
     X = np.random.default_rng(0).random((n, 2))
     with pytest.raises(ValueError, match=f"needs at least {need} calibration points"):
         ConformalQuantileInterval(_Band(), alpha=alpha, random_state=0).fit(X, X[:, 0])
+
+
+@pytest.mark.parametrize("alpha", [0.4, 0.2, 0.1, 1 / 3, 0.05, 0.013, 1e-4, 1e-6])
+def test_min_calibration_points_is_where_the_margin_becomes_finite(alpha):
+    need = min_calibration_points(alpha)
+    y = np.linspace(0.0, 1.0, need)
+    assert np.isfinite(conformal_margin(y - 0.5, y + 0.5, y, alpha))
+    with pytest.raises(ValueError, match=f"needs at least {need} calibration points"):
+        conformal_margin(y[1:] - 0.5, y[1:] + 0.5, y[1:], alpha)
 
 
 def test_normalised_weights_are_not_silently_read_as_one_point():
