@@ -8,11 +8,12 @@
 # The depth-difference matrices come factored, D_i = E_i T_i, exactly as the NumPy twin takes
 # them: `leaves[i, j]` is the leaf (0-based, local to tree i) of row j, and `T` is the transposed
 # leaf table, (n_layers x n_leaves_total): the depth-difference row of leaf a (1-based) of tree i
-# is the column `T[:, loff[i] + a]`, `loff` holding the NumPy 0-based offsets (length n + 1), so
-# one layer of one tree, `T[l, loff[i] + 1 : loff[i + 1]]`, is contiguous in the NumPy buffer.
-# Tree and layer indices are 1-based in Julia; layer counts k stay counts (0..n_layers[i]), so
-# tables indexed by a count are read at `k + 1`: `PP[i, k + 1] = ||D_i z_k||^2`, `wcum[i, k + 1]`
-# the summed weight of the first k layers.
+# is the column `T[:, leaf_offset[i] + a]`, `leaf_offset` holding the NumPy 0-based offsets
+# (length n + 1), so one layer of one tree, `T[l, leaf_offset[i] + 1 : leaf_offset[i + 1]]`, is
+# contiguous in the NumPy buffer. Tree and layer indices are 1-based in Julia; layer counts k stay
+# counts (0..n_layers[i]), so tables indexed by a count are read at `k + 1`:
+# `prefix_norms[i, k + 1] = ||D_i z_k||^2` (the paper's PP), `gram[i, a, b]` the Gram matrix of
+# D_i's columns (the paper's G), `wcum[i, k + 1]` the summed weight of the first k layers.
 #
 # Stopping rule (as the twin): sweeps run until n consecutive block updates, counted across
 # sweep boundaries from the last change, change nothing; the last sweep may stop part-way.
@@ -41,27 +42,27 @@ function _leaf_sums!(sums, leaves, i::Int, v, nl::Int)
     return sums
 end
 
-_n_leaves(loff, i::Int) = Int(loff[i + 1] - loff[i])
+_n_leaves(leaf_offset, i::Int) = Int(leaf_offset[i + 1] - leaf_offset[i])
 
 """
-    gram_tables(leaves, T, loff, n_layers) -> (G, PP)
+    gram_tables(leaves, T, leaf_offset, n_layers) -> (gram, prefix_norms)
 
-Per-tree Gram matrices `G[i, a, b] = D_i[:, a] ⋅ D_i[:, b]` (n x L x L) and prefix norms
-`PP[i, k + 1] = ||D_i z_k||^2` (n x (L + 1)), constant beyond `n_layers[i]`.
+Per-tree Gram matrices `gram[i, a, b] = D_i[:, a] ⋅ D_i[:, b]` (n x L x L) and prefix norms
+`prefix_norms[i, k + 1] = ||D_i z_k||^2` (n x (L + 1)), constant beyond `n_layers[i]`.
 """
-function gram_tables(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
-                     n_layers::AbstractVector{<:Integer})
+function gram_tables(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
+                     leaf_offset::AbstractVector{<:Integer}, n_layers::AbstractVector{<:Integer})
     n, m = size(leaves)
     L = size(T, 1)
     length(n_layers) == n || throw(DimensionMismatch("n_layers has $(length(n_layers)) entries, leaves has $n trees"))
-    length(loff) == n + 1 || throw(DimensionMismatch("loff must have n_trees + 1 = $(n + 1) entries"))
-    G = zeros(n, L, L)
-    PP = zeros(n, L + 1)
+    length(leaf_offset) == n + 1 || throw(DimensionMismatch("leaf_offset must have n_trees + 1 = $(n + 1) entries"))
+    gram = zeros(n, L, L)
+    prefix_norms = zeros(n, L + 1)
     for i in 1:n
         Li = Int(n_layers[i])
         0 <= Li <= L || throw(ArgumentError("n_layers[$i] = $Li is outside 0:$L"))
-        base = Int(loff[i])
-        nl = _n_leaves(loff, i)
+        base = Int(leaf_offset[i])
+        nl = _n_leaves(leaf_offset, i)
         cnt = zeros(nl)
         for j in 1:m
             cnt[leaves[i, j] + 1] += 1.0
@@ -71,36 +72,36 @@ function gram_tables(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real
             col = base + a
             for l in 1:Li
                 for lp in 1:l
-                    G[i, l, lp] += cnt[a] * T[l, col] * T[lp, col]
+                    gram[i, l, lp] += cnt[a] * T[l, col] * T[lp, col]
                 end
             end
             pref = 0.0
             for k in 1:Li
                 pref += T[k, col]
-                PP[i, k + 1] += cnt[a] * pref * pref
+                prefix_norms[i, k + 1] += cnt[a] * pref * pref
             end
         end
         for l in 1:Li
             for lp in 1:(l - 1)
-                G[i, lp, l] = G[i, l, lp]
+                gram[i, lp, l] = gram[i, l, lp]
             end
         end
         for k in (Li + 1):L
-            PP[i, k + 1] = PP[i, Li + 1]
+            prefix_norms[i, k + 1] = prefix_norms[i, Li + 1]
         end
     end
-    return G, PP
+    return gram, prefix_norms
 end
 
 """
-    tree_column!(out, leaves, T, loff, i, k, scale)
+    tree_column!(out, leaves, T, leaf_offset, i, k, scale)
 
 `out .+= scale * D_i z_k`: tree `i` (1-based) truncated to its first `k` layers.
 """
 function tree_column!(out::AbstractVector, leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
-                      loff::AbstractVector{<:Integer}, i::Integer, k::Integer, scale::Real)
-    base = Int(loff[i])
-    nl = _n_leaves(loff, Int(i))
+                      leaf_offset::AbstractVector{<:Integer}, i::Integer, k::Integer, scale::Real)
+    base = Int(leaf_offset[i])
+    nl = _n_leaves(leaf_offset, Int(i))
     vals = zeros(nl)
     for a in 1:nl
         acc = 0.0
@@ -116,11 +117,11 @@ function tree_column!(out::AbstractVector, leaves::AbstractMatrix{<:Integer}, T:
 end
 
 """
-    residual(leaves, T, loff, target, layers, beta, gamma)
+    residual(leaves, T, leaf_offset, target, layers, beta, gamma)
 
 `target - gamma sum_i beta_i D_i z_i` as a new vector.
 """
-function residual(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
+function residual(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, leaf_offset::AbstractVector{<:Integer},
                   target::AbstractVector{<:Real}, layers::AbstractVector{<:Integer}, beta::AbstractVector{<:Real},
                   gamma::Real)
     n, m = size(leaves)
@@ -131,7 +132,7 @@ function residual(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, 
     end
     for i in 1:n
         if layers[i] > 0 && beta[i] != 0.0
-            tree_column!(R, leaves, T, loff, i, layers[i], -gamma * beta[i])
+            tree_column!(R, leaves, T, leaf_offset, i, layers[i], -gamma * beta[i])
         end
     end
     return R
@@ -168,15 +169,15 @@ function objective(R::AbstractVector{<:Real}, layers::AbstractVector{<:Integer},
 end
 
 """
-    set_block!(leaves, T, loff, R, i, k_old, b_old, k_new, b_new, gamma)
+    set_block!(leaves, T, leaf_offset, R, i, k_old, b_old, k_new, b_new, gamma)
 
 Move tree `i` (1-based) from `(k_old, b_old)` to `(k_new, b_new)`, updating the residual `R` in place.
 """
-function set_block!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
-                    R::AbstractVector{<:Real}, i::Integer, k_old::Integer, b_old::Real, k_new::Integer, b_new::Real,
-                    gamma::Real)
-    base = Int(loff[i])
-    nl = _n_leaves(loff, Int(i))
+function set_block!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
+                    leaf_offset::AbstractVector{<:Integer}, R::AbstractVector{<:Real}, i::Integer, k_old::Integer,
+                    b_old::Real, k_new::Integer, b_new::Real, gamma::Real)
+    base = Int(leaf_offset[i])
+    nl = _n_leaves(leaf_offset, Int(i))
     delta = zeros(nl)
     top = max(k_old, k_new)
     nonzero = false
@@ -198,22 +199,22 @@ function set_block!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}
 end
 
 """
-    block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale,
+    block_update!(i, leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, RR, layers, beta, gamma, pen_scale,
                   alpha2, mode, max_trees, n_active, c, cross, sums) -> (changed, RR, n_active)
 
 Exact update of block `i` (1-based): enumerate its `n_layers[i] + 1` monotone candidates (and
 the tree weight in the joint modes), move only on a strict improvement. `RR` is `||R||^2`;
 `c`, `cross` and `sums` are work vectors of length L, L + 1 and the largest leaf count.
 """
-function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Float64, layers, beta,
+function block_update!(i::Int, leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, RR::Float64, layers, beta,
                        gamma::Float64, pen_scale::Float64, alpha2::Float64, mode::Int, max_trees::Int,
                        n_active::Int, c::Vector{Float64}, cross::Vector{Float64}, sums::Vector{Float64})
     m = length(R)
     Li = Int(n_layers[i])
     ki = Int(layers[i])
     bi = ki > 0 ? Float64(beta[i]) : 0.0
-    base = Int(loff[i])
-    nl = _n_leaves(loff, i)
+    base = Int(leaf_offset[i])
+    nl = _n_leaves(leaf_offset, i)
     _leaf_sums!(sums, leaves, i, R, nl)
     for l in 1:Li
         c[l] = _dot(view(T, l, (base + 1):(base + nl)), sums)
@@ -225,7 +226,7 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
         for l in 1:ki
             sc += c[l]
         end
-        rr = RR + 2.0 * gamma * bi * sc + gamma * gamma * bi * bi * PP[i, ki + 1]
+        rr = RR + 2.0 * gamma * bi * sc + gamma * gamma * bi * bi * prefix_norms[i, ki + 1]
     end
     cross[1] = 0.0
     for l in 1:Li
@@ -233,7 +234,7 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
         if ki > 0
             g = 0.0
             for lp in 1:ki
-                g += G[i, l, lp]
+                g += gram[i, l, lp]
             end
             a += gamma * bi * g
         end
@@ -243,7 +244,7 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
     if ki == 0
         cur = rr * inv_m + pen_scale * wcum[i, 1]
     else
-        cur = (rr - 2.0 * gamma * bi * cross[ki + 1] + gamma * gamma * bi * bi * PP[i, ki + 1]) * inv_m
+        cur = (rr - 2.0 * gamma * bi * cross[ki + 1] + gamma * gamma * bi * bi * prefix_norms[i, ki + 1]) * inv_m
         cur += pen_scale * wcum[i, ki + 1]
         if mode == RIDGE
             cur += alpha2 * bi * bi
@@ -264,7 +265,7 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
             val = rr * inv_m + pen_scale * wcum[i, 1]
             b = mode == PLAIN ? 1.0 : 0.0
         else
-            pk = Float64(PP[i, k + 1])
+            pk = Float64(prefix_norms[i, k + 1])
             ck = cross[k + 1]
             if mode == PLAIN
                 b = 1.0
@@ -292,11 +293,12 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
     if best_k == ki && (best_b == beta[i] || ki == 0)
         return false, RR, n_active
     end
-    set_block!(leaves, T, loff, R, i, ki, bi, best_k, best_k > 0 ? best_b : 0.0, gamma)
+    set_block!(leaves, T, leaf_offset, R, i, ki, bi, best_k, best_k > 0 ? best_b : 0.0, gamma)
     if best_k == 0
         new_rr = rr
     else
-        new_rr = rr - 2.0 * best_b * gamma * cross[best_k + 1] + best_b * best_b * gamma * gamma * PP[i, best_k + 1]
+        new_rr = rr - 2.0 * best_b * gamma * cross[best_k + 1] +
+                 best_b * best_b * gamma * gamma * prefix_norms[i, best_k + 1]
     end
     if ki == 0 && best_k > 0
         n_active += 1
@@ -308,10 +310,10 @@ function block_update!(i::Int, leaves, T, loff, G, PP, wcum, n_layers, R, RR::Fl
     return true, new_rr, n_active
 end
 
-_max_leaves(loff, n::Int) = max(1, maximum((_n_leaves(loff, i) for i in 1:n); init=1))
+_max_leaves(leaf_offset, n::Int) = max(1, maximum((_n_leaves(leaf_offset, i) for i in 1:n); init=1))
 
 """
-    cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode,
+    cbcd!(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2, mode,
           max_trees, max_sweeps, history) -> sweeps
 
 Cyclic sweeps over all blocks until a full cycle of block updates changes nothing. The cycle
@@ -321,17 +323,18 @@ unchanged residual, every block is optimal for it and the final sweep stops earl
 fits). Returns the number of sweeps run (the last one possibly partial), negative if
 `max_sweeps` was hit. `max_trees = 0` means no limit.
 """
-function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
-               G::AbstractArray{<:Real,3}, PP::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real},
+function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, leaf_offset::AbstractVector{<:Integer},
+               gram::AbstractArray{<:Real,3}, prefix_norms::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real},
                n_layers::AbstractVector{<:Integer}, R::AbstractVector{<:Real}, layers::AbstractVector{<:Integer},
                beta::AbstractVector{<:Real}, gamma::Real, pen_scale::Real, alpha2::Real, mode::Integer,
                max_trees::Integer, max_sweeps::Integer, history::AbstractVector{<:Real})
     n, m = size(leaves)
     L = size(T, 1)
-    size(T, 2) >= loff[end] || throw(DimensionMismatch("T has $(size(T, 2)) leaf columns, loff needs $(loff[end])"))
+    size(T, 2) >= leaf_offset[end] ||
+        throw(DimensionMismatch("T has $(size(T, 2)) leaf columns, leaf_offset needs $(leaf_offset[end])"))
     length(R) == m || throw(DimensionMismatch("R has $(length(R)) rows, leaves has $m"))
-    length(layers) == n == length(beta) == length(n_layers) == length(loff) - 1 ||
-        throw(DimensionMismatch("layers, beta, n_layers (and loff minus one) must have one entry per tree ($n)"))
+    length(layers) == n == length(beta) == length(n_layers) == length(leaf_offset) - 1 ||
+        throw(DimensionMismatch("layers, beta, n_layers (and leaf_offset minus one) must have one entry per tree ($n)"))
     mode in (PLAIN, RIDGE, SUBSET) || throw(ArgumentError("mode must be PLAIN (0), RIDGE (1) or SUBSET (2), got $mode"))
     g = Float64(gamma)
     s = Float64(pen_scale)
@@ -340,7 +343,7 @@ function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, lof
     mt = Int(max_trees)
     c = Vector{Float64}(undef, L)
     cross = Vector{Float64}(undef, L + 1)
-    sums = Vector{Float64}(undef, _max_leaves(loff, n))
+    sums = Vector{Float64}(undef, _max_leaves(leaf_offset, n))
     n_active = 0
     for i in 1:n
         if layers[i] > 0
@@ -352,8 +355,8 @@ function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, lof
         RR = _dot(R, R)
         done = false
         for i in 1:n
-            changed, RR, n_active = block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, RR, layers, beta,
-                                                  g, s, a2, md, mt, n_active, c, cross, sums)
+            changed, RR, n_active = block_update!(i, leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, RR,
+                                                  layers, beta, g, s, a2, md, mt, n_active, c, cross, sums)
             unchanged = changed ? 0 : unchanged + 1
             if unchanged >= n
                 done = true
@@ -369,45 +372,45 @@ function cbcd!(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, lof
 end
 
 """
-    stack_truncated(leaves, T, loff, layers, idx) -> Q
+    stack_truncated(leaves, T, leaf_offset, layers, idx) -> Q
 
 Columns `D_i z_i` (tree `i` truncated to its kept layers) for the trees `idx`, given as NumPy
 0-based tree indices like the twin's: an m x length(idx) matrix.
 """
 function stack_truncated(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real},
-                         loff::AbstractVector{<:Integer}, layers::AbstractVector{<:Integer},
+                         leaf_offset::AbstractVector{<:Integer}, layers::AbstractVector{<:Integer},
                          idx::AbstractVector{<:Integer})
     m = size(leaves, 2)
     Q = zeros(m, length(idx))
     for col in eachindex(idx)
         i = Int(idx[col]) + 1
-        tree_column!(view(Q, :, col), leaves, T, loff, i, layers[i], 1.0)
+        tree_column!(view(Q, :, col), leaves, T, leaf_offset, i, layers[i], 1.0)
     end
     return Q
 end
 
 """
-    alpha_max(leaves, T, loff, PP, wcum, n_layers, target, gamma, K)
+    alpha_max(leaves, T, leaf_offset, prefix_norms, wcum, n_layers, target, gamma, K)
 
 Smallest alpha at which no single tree improves on the empty model (problem 1).
 """
-function alpha_max(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, loff::AbstractVector{<:Integer},
-                   PP::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real}, n_layers::AbstractVector{<:Integer},
-                   target::AbstractVector{<:Real}, gamma::Real, K::Real)
+function alpha_max(leaves::AbstractMatrix{<:Integer}, T::AbstractMatrix{<:Real}, leaf_offset::AbstractVector{<:Integer},
+                   prefix_norms::AbstractMatrix{<:Real}, wcum::AbstractMatrix{<:Real},
+                   n_layers::AbstractVector{<:Integer}, target::AbstractVector{<:Real}, gamma::Real, K::Real)
     n = size(leaves, 1)
     m = length(target)
     best = 0.0
-    sums = Vector{Float64}(undef, _max_leaves(loff, n))
+    sums = Vector{Float64}(undef, _max_leaves(leaf_offset, n))
     for i in 1:n
-        base = Int(loff[i])
-        nl = _n_leaves(loff, i)
+        base = Int(leaf_offset[i])
+        nl = _n_leaves(leaf_offset, i)
         _leaf_sums!(sums, leaves, i, target, nl)
         acc = 0.0
         for k in 1:Int(n_layers[i])
             for a in 1:nl
                 acc += T[k, base + a] * sums[a]
             end
-            gain = (2.0 * gamma * acc - gamma * gamma * PP[i, k + 1]) / m
+            gain = (2.0 * gamma * acc - gamma * gamma * prefix_norms[i, k + 1]) / m
             if gain > 0.0 && wcum[i, k + 1] > 0.0
                 a_k = gain * K / wcum[i, k + 1]
                 if a_k > best

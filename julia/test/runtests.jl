@@ -7,35 +7,35 @@ using ParsimonyKernels
 # ---------------------------------------------------------------------------- brute-force oracles
 
 # A random factored ensemble: leaves (n x m, 0-based leaf ids), T (L x total leaves, the
-# transposed leaf table), loff (n + 1).
+# transposed leaf table), leaf_offset (n + 1).
 function cbcd_problem(rng; n=4, L=3, m=25)
     n_layers = [rand(rng, 1:L) for _ in 1:n]
     nleaves = [rand(rng, 1:5) for _ in 1:n]
-    loff = vcat(0, cumsum(nleaves))
-    T = randn(rng, L, loff[end])
+    leaf_offset = vcat(0, cumsum(nleaves))
+    T = randn(rng, L, leaf_offset[end])
     for i in 1:n, a in 1:nleaves[i], l in (n_layers[i] + 1):L
-        T[l, loff[i] + a] = 0.0
+        T[l, leaf_offset[i] + a] = 0.0
     end
     leaves = zeros(Int, n, m)
     for i in 1:n, j in 1:m
         leaves[i, j] = rand(rng, 0:(nleaves[i] - 1))
     end
-    D = dense_layers(leaves, T, loff)
+    D = dense_layers(leaves, T, leaf_offset)
     target = vec(sum(D; dims=(1, 2))) .+ 0.3 .* randn(rng, m)
     w = rand(rng, n, L) .+ 0.1
     for i in 1:n, l in (n_layers[i] + 1):L
         w[i, l] = 0.0
     end
     wcum = hcat(zeros(n), cumsum(w; dims=2))
-    return leaves, T, loff, n_layers, target, wcum, sum(w)
+    return leaves, T, leaf_offset, n_layers, target, wcum, sum(w)
 end
 
 # D[i, l, j]: layer l of tree i at row j, expanded from the factors.
-function dense_layers(leaves, T, loff)
+function dense_layers(leaves, T, leaf_offset)
     n, m = size(leaves)
     D = zeros(n, size(T, 1), m)
     for i in 1:n, j in 1:m
-        D[i, :, j] .= T[:, loff[i] + leaves[i, j] + 1]
+        D[i, :, j] .= T[:, leaf_offset[i] + leaves[i, j] + 1]
     end
     return D
 end
@@ -61,18 +61,18 @@ end
     @testset "ForestPrune CBCD" begin
         rng = MersenneTwister(11)
         for trial in 1:20
-            leaves, T, loff, n_layers, target, wcum, K = cbcd_problem(rng)
-            D = dense_layers(leaves, T, loff)
+            leaves, T, leaf_offset, n_layers, target, wcum, K = cbcd_problem(rng)
+            D = dense_layers(leaves, T, leaf_offset)
             n, L, m = size(D)
-            G, PP = gram_tables(leaves, T, loff, n_layers)
+            gram, prefix_norms = gram_tables(leaves, T, leaf_offset, n_layers)
             for i in 1:n
                 for a in 1:L, b in 1:L
-                    @test G[i, a, b] ≈ sum(D[i, a, :] .* D[i, b, :]) atol = 1e-10
+                    @test gram[i, a, b] ≈ sum(D[i, a, :] .* D[i, b, :]) atol = 1e-10
                 end
                 for k in 0:L
                     kk = min(k, n_layers[i])
                     P = kk == 0 ? zeros(m) : vec(sum(D[i, 1:kk, :]; dims=1))
-                    @test PP[i, k + 1] ≈ sum(P .^ 2) atol = 1e-9
+                    @test prefix_norms[i, k + 1] ≈ sum(P .^ 2) atol = 1e-9
                 end
             end
             gamma = 0.8
@@ -82,7 +82,7 @@ end
                 alpha2 = mode == PLAIN ? 0.0 : 0.01
                 layers = [rand(rng, 0:n_layers[i]) for i in 1:n]
                 beta = mode == PLAIN ? ones(n) : [l > 0 ? 1.0 : 0.0 for l in layers]
-                R = residual(leaves, T, loff, target, layers, beta, gamma)
+                R = residual(leaves, T, leaf_offset, target, layers, beta, gamma)
                 @test objective(R, layers, beta, wcum, pen_scale, alpha2, mode) ≈
                       direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode) rtol = 1e-10
                 # one block update equals brute-force enumeration of the block's candidates
@@ -107,21 +107,22 @@ end
                 end
                 c = zeros(L)
                 cross = zeros(L + 1)
-                sums = zeros(maximum(diff(loff)))
+                sums = zeros(maximum(diff(leaf_offset)))
                 n_active = count(>(0), layers)
-                _, RR, _ = block_update!(i, leaves, T, loff, G, PP, wcum, n_layers, R, sum(R .^ 2), layers, beta,
-                                         gamma, pen_scale, alpha2, mode, 0, n_active, c, cross, sums)
+                _, RR, _ = block_update!(i, leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R,
+                                         sum(R .^ 2), layers, beta, gamma, pen_scale, alpha2, mode, 0, n_active, c,
+                                         cross, sums)
                 after = direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha2, mode)
                 @test after <= min(before, minimum(cand)) + 1e-9
-                @test R ≈ residual(leaves, T, loff, target, layers, beta, gamma) atol = 1e-9
+                @test R ≈ residual(leaves, T, leaf_offset, target, layers, beta, gamma) atol = 1e-9
                 @test RR ≈ sum(R .^ 2) rtol = 1e-9
                 # full CBCD: objective never increases, result block-wise optimal
                 layers = zeros(Int, n)
                 beta = mode == PLAIN ? ones(n) : zeros(n)
-                R = residual(leaves, T, loff, target, layers, beta, gamma)
+                R = residual(leaves, T, leaf_offset, target, layers, beta, gamma)
                 history = fill(NaN, 50)
-                sweeps = cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, gamma, pen_scale, alpha2,
-                               mode, 0, 50, history)
+                sweeps = cbcd!(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma,
+                               pen_scale, alpha2, mode, 0, 50, history)
                 @test sweeps > 0
                 h = history[1:sweeps]
                 @test all(diff(h) .<= 1e-12 * abs(h[1]))
@@ -130,12 +131,12 @@ end
                 @test h[end] ≈ final rtol = 1e-9
                 # restarted at its own fixed point: one sweep, no block moves, residual untouched
                 layers2, beta2, R2, h2 = copy(layers), copy(beta), copy(R), fill(NaN, 3)
-                @test cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R2, layers2, beta2, gamma, pen_scale, alpha2,
-                            mode, 0, 50, h2) == 1
+                @test cbcd!(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R2, layers2, beta2, gamma,
+                            pen_scale, alpha2, mode, 0, 50, h2) == 1
                 @test layers2 == layers && beta2 == beta && R2 == R
                 @test h2[1] ≈ final rtol = 1e-9
-                @test cbcd!(leaves, T, loff, G, PP, wcum, n_layers, copy(R), copy(layers), copy(beta), gamma,
-                            pen_scale, alpha2, mode, 0, 0, Float64[]) == 0
+                @test cbcd!(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, copy(R), copy(layers),
+                            copy(beta), gamma, pen_scale, alpha2, mode, 0, 0, Float64[]) == 0
                 if mode == PLAIN
                     for i in 1:n, k in 0:n_layers[i]
                         lk = copy(layers)
@@ -147,24 +148,25 @@ end
             end
             # truncated columns and max_trees
             layers = [rand(rng, 0:n_layers[i]) for i in 1:n]
-            Q = stack_truncated(leaves, T, loff, layers, [n - 1, 0])
+            Q = stack_truncated(leaves, T, leaf_offset, layers, [n - 1, 0])
             for (col, i) in enumerate((n, 1))
                 expect = layers[i] == 0 ? zeros(m) : vec(sum(D[i, 1:layers[i], :]; dims=1))
                 @test Q[:, col] ≈ expect atol = 1e-12
             end
             layers = zeros(Int, n)
             beta = ones(n)
-            R = residual(leaves, T, loff, target, layers, beta, 1.0)
-            cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, beta, 1.0, 0.0, 0.0, PLAIN, 1, 50, Float64[])
+            R = residual(leaves, T, leaf_offset, target, layers, beta, 1.0)
+            cbcd!(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, layers, beta, 1.0, 0.0, 0.0, PLAIN, 1,
+                  50, Float64[])
             @test count(>(0), layers) <= 1
             # alpha_max: above it nothing is kept from the empty model, below it something is
-            amax = alpha_max(leaves, T, loff, PP, wcum, n_layers, target, 1.0, K)
+            amax = alpha_max(leaves, T, leaf_offset, prefix_norms, wcum, n_layers, target, 1.0, K)
             if amax > 0
                 for (factor, expect_empty) in ((1.01, true), (0.99, false))
                     layers = zeros(Int, n)
-                    R = residual(leaves, T, loff, target, layers, ones(n), 1.0)
-                    cbcd!(leaves, T, loff, G, PP, wcum, n_layers, R, layers, ones(n), 1.0, factor * amax / K, 0.0,
-                          PLAIN, 0, 50, Float64[])
+                    R = residual(leaves, T, leaf_offset, target, layers, ones(n), 1.0)
+                    cbcd!(leaves, T, leaf_offset, gram, prefix_norms, wcum, n_layers, R, layers, ones(n), 1.0,
+                          factor * amax / K, 0.0, PLAIN, 0, 50, Float64[])
                     @test all(==(0), layers) == expect_empty
                 end
             end
