@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from tqdm import tqdm
 
-from parsimony._numba import KernelDispatcher, assign, compiled_kernels, njit, njit_by_constant, restart_eta
+from parsimony._numba import (
+    KernelDispatcher, argsort, assign, compiled_kernels, njit, njit_by_constant, restart_eta,
+)
 
 
 def _kernels(decorator):
@@ -32,16 +34,38 @@ def test_constants_do_not_multiply_specialisations(decorator, specialisations):
     scaled, three_calls = _kernels(decorator)
     before = compiled_kernels()
     assert three_calls(np.arange(1.0, 4.0), 5) == 0.0 + 1.0 + 5.0
-    # numba.njit compiles scaled for Literal[int](0), Literal[int](1) and int64; njit only for int64
-    assert len(scaled.signatures) == specialisations
+    # numba.njit compiles scaled for Literal[int](0), Literal[int](1) and int64; njit only for int64,
+    # in the twin without Python entry points
+    assert len(scaled.internal.signatures) == specialisations
+    assert scaled.signatures == []
     assert isinstance(scaled, KernelDispatcher)
     assert compiled_kernels() == before + 1 + specialisations
+    # a call from Python compiles the kernel with its entry point
+    assert scaled(np.arange(1.0, 4.0), 5) == 5.0
+    assert len(scaled.signatures) == 1
+    assert compiled_kernels() == before + 2 + specialisations
+
+
+def test_kernels_reuse_an_entry_compiled_for_python():
+    scaled, three_calls = _kernels(njit)
+    assert scaled(np.arange(1.0, 4.0), 2) == 2.0
+    before = compiled_kernels()
+    assert three_calls(np.arange(1.0, 4.0), 5) == 6.0
+    assert scaled.internal.signatures == []  # the int64 entry compiled for Python serves the caller
+    assert compiled_kernels() == before + 1
 
 
 def test_assign_copies_a_row():
     dst = np.zeros((2, 3))
     assign(dst[1], np.array([1.0, 2.0, 3.0]))
     np.testing.assert_array_equal(dst, [[0, 0, 0], [1, 2, 3]])
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 33, 200])
+def test_argsort_is_numpys_stable_argsort(n):
+    rng = np.random.default_rng(n)
+    for values in (rng.standard_normal(n), rng.integers(0, 3, n).astype(float), -np.arange(n, dtype=float)):
+        np.testing.assert_array_equal(argsort(values), np.argsort(values, kind="stable"))
 
 
 def test_first_compile_is_announced_once(tmp_path):
@@ -69,3 +93,23 @@ def test_restart_eta_counts_only_the_steps_to_come():
     assert fresh.format_dict["elapsed"] < 50.0
     assert fresh.postfix == "best_loss=1"
     fresh.close()
+
+
+def test_a_second_process_loads_every_kernel_from_the_cache(tmp_path):
+    (tmp_path / "kernels_mod.py").write_text(
+        "from parsimony._numba import njit\n"
+        "@njit\n"
+        "def inner(a, k):\n"
+        "    return a[0] * k\n"
+        "@njit\n"
+        "def outer(a, i):\n"
+        "    return inner(a, 2) + inner(a, i)\n"
+    )
+    code = ("import numpy as np, kernels_mod\nfrom parsimony._numba import compiled_kernels\n"
+            "print(kernels_mod.outer(np.ones(3), 3), kernels_mod.inner(np.ones(3), 4), compiled_kernels())\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                           cwd=tmp_path).stdout.split() for _ in range(2)]
+    assert runs[0] == ["5.0", "4.0", "3"]  # outer, inner from outer (no entry point), inner from Python
+    assert runs[1] == ["5.0", "4.0", "0"]

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import argsort, njit
 from .._loss_kernels import loss_of_rows
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._evaluator import binary_scalar, last_rows, tree_loss, unary_scalar
@@ -87,8 +87,14 @@ def _set(ops, feats, vals, at, op, feat, val):
 def sample_feature(state, feature_cdf):
     """A feature index drawn with the probabilities whose running sum is ``feature_cdf``."""
     u = uniform(state) * feature_cdf[-1]
-    j = np.searchsorted(feature_cdf, u, side="right")
-    return min(j, feature_cdf.shape[0] - 1)
+    lo, hi = 0, feature_cdf.shape[0] - 1  # the first j with feature_cdf[j] > u (the last if none)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if feature_cdf[mid] > u:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 @njit
@@ -695,7 +701,7 @@ def optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau):
     level = tau if loss_kind == LOSS_PINBALL else 0.5
     if uniform_weights:
         return select_kth(resid, n, min(max(int(math.ceil(level * n)) - 1, 0), n - 1))
-    order = np.argsort(resid)
+    order = argsort(resid)
     acc = 0.0
     for i in range(n):
         acc += w[order[i]]
@@ -912,7 +918,10 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
     maxsize = int(params[P_MAXSIZE])
     use_offset = params[P_FREE_OFFSET] > 0
     n_rows = data[1].shape[0] if use_offset else 0
-    offset_scratch = (np.empty(n_rows), np.all(data[2] == data[2][0]))
+    uniform_weights = True
+    for i in range(data[2].shape[0]):
+        uniform_weights = uniform_weights and data[2][i] == data[2][0]
+    offset_scratch = (np.empty(n_rows), uniform_weights)
     hof = (hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
     n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
     per_cycle = (size + n_tournament - 1) // n_tournament

@@ -61,7 +61,10 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
             for i in range(1, k + 1):
                 for t in range(k):
                     spread = max(spread, abs(simplex[i, t] - simplex[0, t]))
-            if spread <= 1e-12 * (1.0 + np.max(np.abs(simplex[0]))):
+            largest = 0.0
+            for t in range(k):
+                largest = max(largest, abs(simplex[0, t]))
+            if spread <= 1e-12 * (1.0 + largest):
                 break
         for t in range(k):
             acc = 0.0

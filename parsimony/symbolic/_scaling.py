@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._loss_kernels import pointwise_loss
-from .._numba import njit
+from .._numba import argsort, njit
 from ..losses import LOSS_PINBALL
 
 
@@ -44,7 +44,7 @@ def _slope_through(f, y, w, tau, k, slopes, mass, rows):
         m += 1
     if m == 0:
         return 0.0, -1
-    order = np.argsort(slopes[:m])
+    order = argsort(slopes[:m])
     acc = -below
     for t in range(m):  # passing s_j raises the derivative by mass_j: stop where it turns >= 0
         acc += mass[order[t]]
@@ -70,7 +70,7 @@ def pinball_line(f, y, w, tau, max_steps=200):
     resid = np.empty(n)
     for i in range(n):
         resid[i] = y[i] - f[i]
-    order = np.argsort(resid)
+    order = argsort(resid)
     wsum = 0.0
     for i in range(n):
         wsum += w[i]

@@ -85,3 +85,4 @@ def test_losses_values_and_gradients():
             assert g[i] == pytest.approx(numeric, rel=1e-4, abs=1e-8)
     with pytest.raises(ValueError, match="tau"):
         Pinball(1.5)
+
