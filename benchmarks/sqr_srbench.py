@@ -16,7 +16,8 @@ with their targets and a PASS/FAIL column:
 3. all sets: mean NQL below linear QR's and eggp's (each on the sets where that peer has all folds);
 4. no set where SQR's mean test NQL over the folds is worse than the best constant quantile's
    (the per-fold count is printed too, for information);
-5. median fit time <= the paper's median (its ms column, same sets), mean ACE <= a baseline run's
+5. median fit time (CPU seconds of the fit, one thread) <= the paper's median (its ms column, same
+   sets), mean ACE <= a baseline run's
    (``--baseline``, a CSV of this script from the code to compare with; skipped without one).
 
 SQR results are appended to ``--out`` as they come and peers to their cache
@@ -89,9 +90,9 @@ def paper_table(path: Path = ANCHORS) -> dict:
 def run_fold(X, y, train, test, tau, seed, n_jobs, whole_range):
     """Fit SQR at its defaults on one fold; the CSV row's measured fields."""
     model = SymbolicQuantileRegressor(quantile=tau, random_state=seed, progress=False, n_jobs=n_jobs)
-    start = time.perf_counter()
+    start = time.process_time()  # CPU seconds: the machine is shared, wall times are not comparable
     model.fit(X[train], y[train])
-    seconds = time.perf_counter() - start
+    seconds = time.process_time() - start
     pred = model.predict(X[test])
     return {
         "nql": normalized_quantile_loss(y[test], pred, tau, y_range=whole_range),

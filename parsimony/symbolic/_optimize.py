@@ -115,6 +115,38 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
 
 
 @njit(error_model="numpy")
+def _solve_small(a, b, x):
+    """Solve ``a x = b`` for a small dense system by Gaussian elimination with partial pivoting,
+    overwriting ``a`` and ``b``; returns False (``x`` unspecified) when a pivot vanishes or the
+    solution is not finite (LAPACK's solve would raise there)."""
+    k = b.shape[0]
+    for c in range(k):
+        p = c
+        for r in range(c + 1, k):
+            if abs(a[r, c]) > abs(a[p, c]):
+                p = r
+        if not abs(a[p, c]) > 0.0:
+            return False
+        if p != c:
+            for t in range(k):
+                a[c, t], a[p, t] = a[p, t], a[c, t]
+            b[c], b[p] = b[p], b[c]
+        for r in range(c + 1, k):
+            f = a[r, c] / a[c, c]
+            for t in range(c, k):
+                a[r, t] -= f * a[c, t]
+            b[r] -= f * b[c]
+    for c in range(k - 1, -1, -1):
+        acc = b[c]
+        for t in range(c + 1, k):
+            acc -= a[c, t] * x[t]
+        x[c] = acc / a[c, c]
+        if not abs(x[c]) < np.inf:
+            return False
+    return True
+
+
+@njit(error_model="numpy")
 def reweighted_gauss_newton(positions, ops, feats, vals, length, data, ws, current_loss, iterations):
     """Improve the constants at ``positions`` in place by IRLS Gauss-Newton; return the loss."""
     Xt, y, w, wsum, loss_kind, tau = data
@@ -166,7 +198,9 @@ def reweighted_gauss_newton(positions, ops, feats, vals, length, data, ws, curre
             a[j, j] += 1e-10 * trace / k
         for j in range(k):
             old[j] = vals[positions[j]]
-        step = np.linalg.solve(a, b)
+        step = np.empty(k)
+        if not _solve_small(a, b, step):  # singular to working precision: no step
+            break
         improved = False
         factor = 1.0
         for _ls in range(6):

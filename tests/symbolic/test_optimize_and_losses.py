@@ -86,3 +86,17 @@ def test_losses_values_and_gradients():
     with pytest.raises(ValueError, match="tau"):
         Pinball(1.5)
 
+
+def test_small_solver_matches_numpy_and_refuses_singular_systems():
+    from parsimony.symbolic._optimize import _solve_small
+
+    rng = np.random.default_rng(0)
+    for k in range(1, 7):
+        a = rng.normal(size=(k, k)) + k * np.eye(k)
+        b = rng.normal(size=k)
+        x = np.empty(k)
+        assert _solve_small(a.copy(), b.copy(), x)
+        np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert not _solve_small(singular, np.array([1.0, 1.0]), np.empty(2))
+    assert not _solve_small(np.zeros((3, 3)), np.ones(3), np.empty(3))
