@@ -24,7 +24,9 @@ from parsimony.experiments.baselines import (
 )
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._parameters import SQR_PARAMETERS
-from parsimony.trees import OptimalSparseRegressionTree
+from parsimony.symbolic.conformal import CONFORMAL_PARAMETERS, ConformalQuantileInterval
+from parsimony.trees import Binarizer, OptimalSparseRegressionTree
+from parsimony.trees.binarizer import BINARIZER_PARAMETERS
 from parsimony.trees.osrt import OSRT_PARAMETERS
 
 # estimator, its table, and the parameters checked elsewhere (with the reason)
@@ -40,6 +42,9 @@ TABLES = {
         dict.fromkeys(["criterion", "max_depth", "min_samples_split", "min_samples_leaf", "max_leaf_nodes",
                        "random_state"], "DecisionTreeRegressor's own checks")),
     "TunedQuantileRegressor": (TunedQuantileRegressor, TUNED_PARAMETERS, {"estimator": "any regressor"}),
+    "ConformalQuantileInterval": (ConformalQuantileInterval, CONFORMAL_PARAMETERS,
+                                  {"estimator": "must take two quantile levels"}),
+    "Binarizer": (Binarizer, BINARIZER_PARAMETERS, {}),
 }
 
 

@@ -16,7 +16,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import check_array_1d, check_numeric_columns, check_quantile, check_same_length, check_sample_weight, seed_from
+from .._validation import (
+    QUANTILE, RANDOM_STATE, check_array_1d, check_numeric_columns, check_quantile, check_same_length,
+    check_sample_weight, seed_from, validate_params,
+)
 
 
 def _ordered(band):
@@ -79,6 +82,11 @@ def min_calibration_points(alpha) -> int:
     return n
 
 
+#: ConformalQuantileInterval's parameter table (see :func:`parsimony._validation.validate_params`);
+#: ``estimator`` is checked when it is given the two levels.
+CONFORMAL_PARAMETERS = {"alpha": [QUANTILE], "calibration_size": [QUANTILE], "random_state": [RANDOM_STATE]}
+
+
 class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
     """Prediction intervals with finite-sample coverage from two quantile models (CQR).
 
@@ -111,11 +119,11 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
     def fit(self, X, y, sample_weight=None):
         """Fit the two quantile models on one part of the data, calibrate on the rest
         (``sample_weight`` weighs both: a weight counts as that many rows)."""
+        params = validate_params(self.get_params(deep=False), CONFORMAL_PARAMETERS)  # checked once
+        alpha, share = params["alpha"], params["calibration_size"]
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         sample_weight = check_sample_weight(sample_weight, len(y))
-        alpha = check_quantile(self.alpha, "alpha")
-        share = check_quantile(self.calibration_size, "calibration_size")
         n = len(y)
         n_cal = int(round(share * n))
         if n_cal < 1 or n - n_cal < 1:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import categorical_columns, check_int, check_sample_weight, input_feature_names
+from .._validation import (
+    InstanceOf, Interval, categorical_columns, check_sample_weight, input_feature_names, validate_params,
+)
 from ..losses import weighted_quantiles
 
 
@@ -35,6 +38,15 @@ def _numeric_view(X, cats):
     X = np.array(X, dtype=object)
     X[:, cats] = 0.0
     return X
+
+
+#: Binarizer's parameter table (see :func:`parsimony._validation.validate_params`); the entries of
+#: ``thresholds`` are checked against the columns once ``fit`` has seen them.
+BINARIZER_PARAMETERS = {
+    "n_thresholds": [Interval(numbers.Integral, 1)],
+    "thresholds": [None, InstanceOf((dict, list, tuple, np.ndarray), "a dict {column index or name: list of "
+                                    "thresholds} or a list with one list per column")],
+}
 
 
 class Binarizer(TransformerMixin, BaseEstimator):
@@ -95,13 +107,10 @@ class Binarizer(TransformerMixin, BaseEstimator):
                     valid = f"feature names {list(names)} or " if names is not None else ""
                     raise ValueError(f"thresholds names no column: {key!r}; use {valid}indices 0..{n - 1}")
                 out[j] = values
-        elif isinstance(spec, (list, tuple, np.ndarray)):
+        else:  # a list, tuple or array (BINARIZER_PARAMETERS)
             if len(spec) != n:
                 raise ValueError(f"thresholds has {len(spec)} entries for {n} features")
             out = dict(enumerate(spec))
-        else:
-            raise TypeError("thresholds must be None, a dict {column index or name: list of thresholds} or a "
-                            f"list with one list per column, got {type(spec).__name__} {spec!r}")
         for j, values in out.items():
             try:
                 thr = np.unique(np.asarray(values, dtype=np.float64).ravel())
@@ -114,7 +123,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None, sample_weight=None):
         """Choose the thresholds of every column of ``X`` (rows weighted by ``sample_weight``)."""
-        check_int(self.n_thresholds, "n_thresholds", minimum=1)
+        validate_params(self.get_params(deep=False), BINARIZER_PARAMETERS)  # checked once
         cats = categorical_columns(X)
         raw = {j: _column(X, j) for j in cats}
         X = validate_data(self, _numeric_view(X, cats), dtype=np.float64, ensure_all_finite=True)

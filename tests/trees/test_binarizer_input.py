@@ -16,7 +16,7 @@ def _frame():
     ({"nosuchcol": [0]}, ValueError, "names no column: 'nosuchcol'"),
     ({3: [0]}, ValueError, r"names no column: 3; use indices 0..2"),
     ({-1: [0]}, ValueError, "names no column: -1"),
-    (5, TypeError, "thresholds must be None, a dict"),
+    (5, TypeError, "thresholds must be None or a dict"),
     ({0: ["a"]}, ValueError, "must be numbers"),
     ([[1.0], [2.0]], ValueError, "2 entries for 3 features"),
 ])
