@@ -10,10 +10,14 @@ Kernels use ``@njit`` from here instead of ``numba.njit`` so that
   cold-start compile time. The constants reach the kernel as ordinary arguments; the results are
   the same. Modules whose hot loops branch on a constant code (the tree search) keep numba's rule
   with :func:`njit_by_constant`;
-- a kernel called from another kernel is compiled without the CPython and C entry points numba
-  generates for calls from Python (unboxing every argument: a sixth of the compile time), by a
-  twin dispatcher with its own cache file; calls from Python compile the kernel with its entry
-  point as usual.
+- a kernel called from another kernel is compiled by a twin dispatcher, to LLVM IR only: without
+  the CPython and C entry points numba generates for calls from Python (unboxing every argument:
+  a sixth of the compile time), and without optimisation or machine code of its own
+  (:class:`_LinkOnlyLibrary`): the kernels called from Python (the entry points) are optimised
+  once each with everything they call, where numba re-optimised every callee in every caller up
+  the call graph. Results are the same; only entry points are cached (a warm start loads
+  nothing else). A kernel called from Python compiles with its entry point as usual,
+  and an entry already compiled serves calls from kernels too.
 
 Nothing is compiled at import time: numba compiles lazily on first call. The first compile of
 a process says so once on stderr (a cold start takes tens of seconds; later processes load the
@@ -29,6 +33,12 @@ from types import FunctionType
 
 import numba
 import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir as llvmir
+from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler import Compiler, CompilerBase, DefaultPassBuilder
+from numba.core.compiler_machinery import LoweringPass, register_pass
+from numba.core.typed_passes import AnnotateTypes
 from numba.core import errors, event, sigutils, types
 from numba.core.registry import CPUDispatcher
 
@@ -117,8 +127,69 @@ class KernelDispatcher(CPUDispatcher):
         return super().get_overload(sig)
 
 
-def _dispatcher(func, options, by_constant, cache):
-    dispatcher = KernelDispatcher(py_func=func, locals={}, targetoptions=options)
+class _LinkOnlyLibrary(JITCodeLibrary):
+    """The code of a kernel compiled only to be linked into the kernels that call it.
+
+    numba optimises and generates machine code for every compiled function, then again for
+    each caller it is linked into (and their callers): the cost grew with the depth of the call
+    graph. Here only the entry points (kernels called from Python) are optimised and turned into
+    machine code, once each, with everything they call; results are the same.
+    """
+
+    def _optimize_final_module(self):
+        pass  # the callers' optimisation covers this code
+
+    def _finalize_final_module(self):
+        self._finalize_dynamic_globals()
+        self._verify_declare_only_symbols()
+        # no machine code; only the environment pointer that numba fills after compiling
+        stub = llvmir.Module(name=self.name + ".env")
+        for gv in self._final_module.global_variables:
+            if "NumbaEnv" in gv.name and not gv.is_declaration:
+                var = llvmir.GlobalVariable(stub, llvmir.IntType(8).as_pointer(), name=gv.name)
+                var.linkage = "common"
+                var.initializer = llvmir.Constant(var.type.pointee, None)
+        self._codegen._add_module(llvm.parse_assembly(str(stub)))
+        self._codegen._engine.finalize_object()
+        self._finalized = True
+
+    def get_pointer_to_function(self, name):
+        """None: there is no machine code (callers link the IR)."""
+        self._ensure_finalized()
+        return 0
+
+
+_LINK_ONLY = all(hasattr(JITCodeLibrary, name) for name in (
+    "_optimize_final_module", "_finalize_final_module", "_finalize_dynamic_globals", "_verify_declare_only_symbols",
+    "_finalized"))
+
+
+@register_pass(mutates_CFG=False, analysis_only=False)
+class _UseLinkOnlyLibrary(LoweringPass):
+    """Lower into a :class:`_LinkOnlyLibrary`."""
+
+    _name = "parsimony_link_only_library"
+
+    def __init__(self):
+        LoweringPass.__init__(self)
+
+    def run_pass(self, state):
+        state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
+        return True
+
+
+class _LinkOnlyCompiler(CompilerBase):
+    """numba's nopython pipeline, lowering into a :class:`_LinkOnlyLibrary`."""
+
+    def define_pipelines(self):
+        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
+        pm.add_pass_after(_UseLinkOnlyLibrary, AnnotateTypes)
+        pm.finalize()
+        return [pm]
+
+
+def _dispatcher(func, options, by_constant, cache, pipeline_class=Compiler):
+    dispatcher = KernelDispatcher(py_func=func, locals={}, targetoptions=options, pipeline_class=pipeline_class)
     dispatcher.by_constant = by_constant
     if cache:
         dispatcher.enable_caching()
@@ -156,7 +227,11 @@ def njit(func=None, *, cache=None, boundscheck=None, by_constant=False, **option
     twin.__kwdefaults__ = func.__kwdefaults__
     twin.__module__ = func.__module__
     twin.__qualname__ = func.__qualname__ + "__from_kernels"
-    dispatcher.internal = _dispatcher(twin, dict(options, no_cpython_wrapper=True), by_constant, cache)
+    if _LINK_ONLY:
+        dispatcher.internal = _dispatcher(twin, dict(options, no_cpython_wrapper=True), by_constant, False,
+                                          _LinkOnlyCompiler)
+    else:  # pragma: no cover - a numba without the hooks _LinkOnlyLibrary uses
+        dispatcher.internal = _dispatcher(twin, dict(options, no_cpython_wrapper=True), by_constant, cache)
     return dispatcher
 
 

@@ -11,7 +11,7 @@ import pytest
 from tqdm import tqdm
 
 from parsimony._numba import (
-    KernelDispatcher, argsort, assign, compiled_kernels, njit, njit_by_constant, restart_eta,
+    KernelDispatcher, _LinkOnlyLibrary, argsort, assign, compiled_kernels, njit, njit_by_constant, restart_eta,
 )
 
 
@@ -38,6 +38,9 @@ def test_constants_do_not_multiply_specialisations(decorator, specialisations):
     # in the twin without Python entry points
     assert len(scaled.internal.signatures) == specialisations
     assert scaled.signatures == []
+    # compiled to IR for its caller only: no optimisation or machine code of its own
+    assert all(isinstance(c.library, _LinkOnlyLibrary) for c in scaled.internal.overloads.values())
+    assert not isinstance(next(iter(three_calls.overloads.values())).library, _LinkOnlyLibrary)
     assert isinstance(scaled, KernelDispatcher)
     assert compiled_kernels() == before + 1 + specialisations
     # a call from Python compiles the kernel with its entry point
