@@ -65,10 +65,13 @@ def _cost(kind, pw, pm, pq, values, a, b, tau):
 
 
 @njit
-def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack, tau):
-    """Fill ``cur[b]`` = best cost of points 0..b in ``k`` clusters from row ``prev`` (k-1)."""
-    # divide and conquer over b in [k-1, n-1] with the optimal start a in [k-1, b]
-    top = 0
+def _fill_row(kind, pw, pm, pq, values, prev, cur, prev_start, cur_start, k, n, stack, tau):
+    """Fill ``cur[b]`` = best cost of points 0..b in ``k`` clusters from row ``prev`` (k-1).
+
+    Divide and conquer over b in [k-1, n-1]: the optimal start of the last cluster is monotone in
+    b, and at least its start with one cluster fewer (``prev_start``); ``cur_start`` gets the
+    (leftmost) optimal starts of this row.
+    """
     stack[0, 0] = k - 1
     stack[0, 1] = n - 1
     stack[0, 2] = k - 1
@@ -84,14 +87,16 @@ def _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack, tau):
             continue
         mid = (lo + hi) // 2
         best = np.inf
-        arg = olo
+        first = olo if olo > prev_start[mid] else prev_start[mid]
         last = ohi if ohi < mid else mid
-        for a in range(olo, last + 1):
+        arg = first
+        for a in range(first, last + 1):
             c = prev[a - 1] + _cost(kind, pw, pm, pq, values, a, mid, tau)
             if c < best:
                 best = c
                 arg = a
         cur[mid] = best
+        cur_start[mid] = arg
         stack[top, 0] = lo
         stack[top, 1] = mid - 1
         stack[top, 2] = olo
@@ -144,6 +149,8 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor, tau=0.5):
     costs = np.empty(max(kmax, 1))
     prev = np.empty(n)
     cur = np.empty(n)
+    prev_start = np.zeros(n, dtype=np.int64)  # one cluster starts at 0
+    cur_start = np.zeros(n, dtype=np.int64)
     for b in range(n):
         prev[b] = _cost(kind, pw, pm, pq, values, 0, b, tau)
     c1 = prev[n - 1]
@@ -155,7 +162,7 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor, tau=0.5):
     for k in range(2, kmax + 1):
         for b in range(k - 1):
             cur[b] = np.inf
-        _fill_row(kind, pw, pm, pq, values, prev, cur, k, n, stack, tau)
+        _fill_row(kind, pw, pm, pq, values, prev, cur, prev_start, cur_start, k, n, stack, tau)
         ck = cur[n - 1]
         costs[k - 1] = ck
         rows = k
@@ -165,7 +172,6 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor, tau=0.5):
         if obj >= last:
             break
         last = obj
-        tmp = prev
-        prev = cur
-        cur = tmp
+        prev, cur = cur, prev
+        prev_start, cur_start = cur_start, prev_start
     return best, costs[:rows]

@@ -11,15 +11,17 @@ or a proven lower bound at least the budget. Subproblems are memoised in an open
 hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Under a
 depth limit and the squared loss, subproblems of remaining depth two are solved exactly when first
 met, by a terminal solver that scores every depth-two tree from per-feature-pair sums (one pass
-over the classes; the idea of STreeD, Van der Linden et al., NeurIPS 2023). Lower bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at
-``2**d`` leaves under a depth limit, and every bound proven by earlier searches. For the squared
-loss, features are first scored with free bounds (each child is one leaf, of exact cost, or has two
-or more leaves, costing at least its equivalent-points loss + 2 lam; or its stored bound): features
-these rule out are dropped, the rest are tried in increasing order of that score, and a
-feature's k-Means bounds are computed only when the loop reaches it (then it is skipped if they
-reach the budget). The loop stops at the first feature whose bound reaches the budget
-(hierarchical bound and one-step lookahead). Whether a returned value is exact or only a bound is
-passed explicitly, never inferred from floating-point comparisons with the budget.
+over the classes; the idea of STreeD, Van der Linden et al., NeurIPS 2023). Lower bounds: the
+k-Means (k-median for the absolute loss) equivalent-points bound, capped at ``2**d`` leaves under a
+depth limit, and every bound proven by earlier searches. For the squared loss, features are first
+scored with free bounds (each child is one leaf, of exact cost, or has two or more leaves, costing
+at least its equivalent-points loss + 2 lam; or its stored bound); under a depth limit the same
+pair sums give a two-level lookahead instead (each child is a leaf or split once more, each
+grandchild bounded that way). Features these rule out are dropped, the rest are tried in increasing
+order of that score, and a feature's k-Means bounds are computed only when the loop reaches it
+(then it is skipped if they reach the budget). The loop stops at the first feature whose bound
+reaches the budget. Whether a returned value is exact or only a bound is passed explicitly, never
+inferred from floating-point comparisons with the budget.
 
 The kernel runs for a bounded number of node expansions and returns; the explicit stack makes
 it resumable, so the Python caller enforces time limits and grows the table between calls. Its
@@ -116,8 +118,6 @@ def rehash(memo, grown):
         grown.lower[t] = memo.lower[s]
         grown.value[t] = memo.value[s]
         grown.feature[t] = memo.feature[s]
-        grown.child_feature[t, 0] = memo.child_feature[s, 0]
-        grown.child_feature[t, 1] = memo.child_feature[s, 1]
 
 
 @njit
@@ -157,7 +157,8 @@ Problem = namedtuple("Problem", [
     "tau",              # quantile level of the pinball loss (LOSS_PINBALL)
     "lam",              # penalty per leaf
     "unlimited",        # no depth limit (the remaining depth never decreases)
-    "class_features",   # (classes, features) uint8: the binary row of every equivalence class
+    "class_ones",       # (classes, 1 + width): per equivalence class the number of its features that
+    #                     are 1, then those features ascending (padded)
     "feature_bits",     # (features, words) uint64: the classes where each feature is 1, as a bitset
     "class_weight",     # per class: weight, weighted sum, weighted sum of squares, weighted mean of
     "class_sum",        # the scaled targets, and the loss of the class about its own best constant
@@ -167,8 +168,6 @@ Problem = namedtuple("Problem", [
     "row_class",        # rows sorted by target (absolute and pinball losses): class, target, weight
     "row_y",
     "row_w",
-    "class_ones",       # (classes, width) the features that are 1 in each class, ascending (padded)
-    "class_n_ones",     # how many there are per class
 ])
 Problem.__doc__ = "The fixed data of a search: loss, bound, penalty and per-class / per-row statistics."
 
@@ -178,8 +177,6 @@ Memo = namedtuple("Memo", [
     "lower",     # proven lower bound on its optimum
     "value",     # its exact optimum (inf: not solved)
     "feature",   # best split feature (-1: leaf, -2: unknown)
-    "child_feature",  # (capacity, 2) the splits of its false and true children when solved at depth
-    #                   two (-1: leaves; -2: look the children up in the table)
     "counters",  # [0] entries, [1] expansions, [2] bounds computed, [3] entry limit before growing
 ])
 Memo.__doc__ = "The open-addressing table of subproblems (grown by the caller on NEED_SPACE)."
@@ -208,7 +205,7 @@ Scratch = namedtuple("Scratch", [
     "child", "other",                                               # two child bitsets
     "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
     "cand_false", "cand_true", "cand_known",
-    "pairs",                                                        # (features, features, 4) pair sums
+    "pairs", "pair_within",                                         # (features, features, 4) pair sums
 ])
 
 
@@ -218,11 +215,12 @@ def make_problem(loss_kind, bound_kind, lam, unlimited, class_features, feature_
     if row_class is None:
         row_class, row_y, row_w = np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
     n_ones = class_features.sum(axis=1).astype(np.int64)
-    ones = np.zeros((class_features.shape[0], max(int(n_ones.max(initial=0)), 1)), dtype=np.int64)
-    for c in range(class_features.shape[0]):
-        ones[c, :n_ones[c]] = np.nonzero(class_features[c])[0]
-    return Problem(loss_kind, bound_kind, float(tau), float(lam), bool(unlimited), class_features, feature_bits, class_weight,
-                   class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w, ones, n_ones)
+    ones = np.zeros((class_features.shape[0], 1 + int(n_ones.max(initial=0))), dtype=np.int64)
+    ones[:, 0] = n_ones
+    cls, feat = np.nonzero(class_features)  # by class, then feature
+    ones[cls, 1 + np.arange(cls.size) - (np.cumsum(n_ones) - n_ones)[cls]] = feat
+    return Problem(loss_kind, bound_kind, float(tau), float(lam), bool(unlimited), ones, feature_bits, class_weight,
+                   class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w)
 
 
 @njit
@@ -239,7 +237,7 @@ def new_scratch(problem):
         np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
-        np.empty((n_pairs, n_pairs, 4)),
+        np.empty((n_pairs, n_pairs, 4)), np.empty((n_pairs, n_pairs)),
     )
 
 
@@ -352,42 +350,48 @@ def lower_bound(problem, words, d, members, buf_w, buf_v):
 
 
 @njit
-def _entry(problem, memo, scratch, words, d):
-    """Slot of subproblem ``(words, d)``, registered with its lower bound if new."""
+def _entry(problem, memo, scratch, words, d, known):
+    """Slot of subproblem ``(words, d)``, registered with its lower bound (at least ``known``) if new."""
     t = _find(memo.keys, memo.depth, words, d)
     if memo.depth[t] == -1:
-        _register(problem, memo, words, d, t, scratch)
+        _register(problem, memo, words, d, t, scratch.members, scratch.buf_w, scratch.buf_v, scratch.pairs,
+                  scratch.pair_within, known)
     return t
 
 
 @njit
-def _terminal(problem, d):
-    """True when subproblems of remaining depth ``d`` are solved by :func:`_depth_two` on registration."""
+def terminal(problem, d):
+    """True when subproblems of remaining depth ``d`` are solved by :func:`depth_two` on registration."""
     return d == 2 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
 
 
 @njit
-def _register(problem, memo, words, d, t, scratch):
+def _register(problem, memo, words, d, t, members, buf_w, buf_v, pairs, pair_within, known):
     """Store the new subproblem ``(words, d)`` in the empty slot ``t`` with its lower bound.
 
-    Depth-two subproblems under the squared loss are solved at once (the terminal solver costs
-    less than their k-Means bound): their bound is their optimum.
+    ``known`` is a bound proven already (0 if none). Depth-two subproblems under the squared loss
+    and a depth limit are solved at once (the terminal solver costs less than their k-Means
+    bound): their bound is their optimum. At depth three the bound is ``known`` alone (the parent's
+    lookahead): expanding such a subproblem, whose children are all terminal, proves more for less
+    than its k-Means bound. (Plain arrays, not the scratch record: this runs for every subproblem.)
     """
     assign(memo.keys[t], words)
     memo.depth[t] = d
     memo.counters[0] += 1
-    memo.counters[2] += 1
-    if _terminal(problem, d):
-        value, j, k0, k1 = _depth_two(problem, words, scratch)
+    memo.value[t] = np.inf
+    memo.feature[t] = -2
+    if terminal(problem, d):
+        value, j, _, _ = depth_two(problem, words, members, pairs, pair_within)
         memo.lower[t] = value
         memo.value[t] = value
         memo.feature[t] = j
-        memo.child_feature[t, 0] = k0
-        memo.child_feature[t, 1] = k1
-        return
-    memo.lower[t] = lower_bound(problem, words, d, scratch.members, scratch.buf_w, scratch.buf_v)
-    memo.value[t] = np.inf
-    memo.feature[t] = -2
+        memo.counters[2] += 1
+    elif d == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited:
+        memo.lower[t] = known if known > problem.lam else problem.lam  # a tree has a leaf at least
+    else:
+        bound = lower_bound(problem, words, d, members, buf_w, buf_v)
+        memo.lower[t] = bound if bound > known else known
+        memo.counters[2] += 1
 
 
 @njit
@@ -421,87 +425,139 @@ _TIE = 1e-13  # a candidate must beat the best so far by this much (objectives a
 
 
 @njit
-def _depth_two(problem, words, scratch):
-    """Optimal tree of depth at most two on the classes of ``words`` under the squared loss.
+def _pair_sums(problem, words, members, pairs, pair_within, within):
+    """Sums over the classes of ``words`` for every pair of features ``j <= k`` where both are 1.
 
-    One pass over the classes accumulates, for every pair of features ``j <= k``, the weight, sum,
-    sum of squares and count of the classes where both are 1 (``j == k``: where ``j`` is 1); the
-    four cells of any pair of splits follow by differences, so every depth-two tree is scored
-    without visiting the classes again. Returns ``(value, j, k0, k1)``: the optimal objective, the
-    root split (-1: a leaf) and the splits of its false and true children (-1: leaves).
+    ``pairs[j, k]`` gets the weight, sum, sum of squares and count of those classes (``j == k``:
+    where ``j`` is 1), and with ``within`` ``pair_within[j, k]`` their within-class loss. Returns
+    ``(n_members, weight, sum, sum of squares, within)`` of all of them.
     """
-    lam = problem.lam
     cw = problem.class_weight
     cs = problem.class_sum
     cq = problem.class_sumsq
+    cv = problem.class_within
     ones = problem.class_ones
-    n_ones = problem.class_n_ones
-    pairs = scratch.pairs
-    members = scratch.members
     n_feat = problem.feature_bits.shape[0]
     for j in range(n_feat):
         for k in range(j, n_feat):
             for t in range(4):
                 pairs[j, k, t] = 0.0
+            pair_within[j, k] = 0.0
     n, tw, ts, tq = _class_totals(problem, words, members)
+    tv = 0.0
     for i in range(n):
         c = members[i]
         w = cw[c]
         s = cs[c]
         q = cq[c]
-        m = n_ones[c]
-        for a in range(m):
+        m = ones[c, 0]
+        for a in range(1, m + 1):
             row = pairs[ones[c, a]]
-            for b in range(a, m):
+            for b in range(a, m + 1):
                 cell = row[ones[c, b]]
                 cell[0] += w
                 cell[1] += s
                 cell[2] += q
                 cell[3] += 1.0
+        if within:
+            v = cv[c]
+            tv += v
+            for a in range(1, m + 1):
+                row_v = pair_within[ones[c, a]]
+                for b in range(a, m + 1):
+                    row_v[ones[c, b]] += v
+    return n, tw, ts, tq, tv
+
+
+@njit
+def _part(lam, w, s, q, v, leaves):
+    """Objective of a part of a split (weight ``w``, sum ``s``, squares ``q``, within-class loss ``v``):
+    exact when it must be a leaf, else a lower bound (one leaf, or two or more costing at least
+    the within-class loss + 2 lam)."""
+    leaf = _cell_loss(w, s, q) + lam
+    if leaves:
+        return leaf
+    two = v + 2.0 * lam
+    return leaf if leaf < two else two
+
+
+@njit
+def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie):
+    """The false and true children of feature ``j``: each one leaf or split once more, from the pair sums.
+
+    With ``leaves`` the grandchildren are leaves and the values exact (depth one); otherwise they
+    are lower bounds (each grandchild at least :func:`_part`; ``pw`` holds the pairs' within-class
+    losses, unused with ``leaves``). A split must beat the best so far by ``tie``. Returns ``(value0, value1, split0,
+    split1)`` (-1: the child stays a leaf).
+    """
+    n_feat = pairs.shape[0]
+    n1 = pairs[j, j, 3]
+    n0 = n - n1
+    w1 = pairs[j, j, 0]
+    s1 = pairs[j, j, 1]
+    q1 = pairs[j, j, 2]
+    w0 = tw - w1
+    s0 = ts - s1
+    q0 = tq - q1
+    v1 = 0.0 if leaves else pw[j, j]
+    v0 = 0.0 if leaves else tv - v1
+    best1 = _cell_loss(w1, s1, q1) + lam
+    best0 = _cell_loss(w0, s0, q0) + lam
+    k1 = -1
+    k0 = -1
+    for k in range(n_feat):
+        if k == j:
+            continue
+        a = j if j < k else k
+        b = k if j < k else j
+        w11 = pairs[a, b, 0]
+        s11 = pairs[a, b, 1]
+        q11 = pairs[a, b, 2]
+        n11 = pairs[a, b, 3]
+        v11 = 0.0 if leaves else pw[a, b]
+        # the true child (j = 1) split by k
+        if 0.0 < n11 < n1:
+            val = (_part(lam, w11, s11, q11, v11, leaves)
+                   + _part(lam, w1 - w11, s1 - s11, q1 - q11, v1 - v11, leaves))
+            if val < best1 - tie:
+                best1 = val
+                k1 = k
+        # the false child (j = 0) split by k: k's classes outside j's
+        n01 = pairs[k, k, 3] - n11
+        if 0.0 < n01 < n0:
+            w01 = pairs[k, k, 0] - w11
+            s01 = pairs[k, k, 1] - s11
+            q01 = pairs[k, k, 2] - q11
+            v01 = 0.0 if leaves else pw[k, k] - v11
+            val = (_part(lam, w01, s01, q01, v01, leaves)
+                   + _part(lam, w0 - w01, s0 - s01, q0 - q01, v0 - v01, leaves))
+            if val < best0 - tie:
+                best0 = val
+                k0 = k
+    return best0, best1, k0, k1
+
+
+@njit
+def depth_two(problem, words, members, pairs, pair_within):
+    """Optimal tree of depth at most two on the classes of ``words`` under the squared loss.
+
+    One pass over the classes accumulates the sums of every pair of features (:func:`_pair_sums`,
+    into the work arrays ``pairs`` and ``pair_within``); the four cells of any pair of splits follow
+    by differences, so every depth-two tree is scored without visiting the classes again. Returns
+    ``(value, j, k0, k1)``: the optimal objective, the root split (-1: a leaf) and the splits of its
+    false and true children (-1: leaves).
+    """
+    lam = problem.lam
+    n, tw, ts, tq, tv = _pair_sums(problem, words, members, pairs, pair_within, False)
     best = _cell_loss(tw, ts, tq) + lam
     best_j = -1
     best_k0 = -1
     best_k1 = -1
-    for j in range(n_feat):
+    for j in range(pairs.shape[0]):
         n1 = pairs[j, j, 3]
         if n1 == 0.0 or n1 == n:
             continue
-        w1 = pairs[j, j, 0]
-        s1 = pairs[j, j, 1]
-        q1 = pairs[j, j, 2]
-        n0 = n - n1
-        w0 = tw - w1
-        s0 = ts - s1
-        q0 = tq - q1
-        v1 = _cell_loss(w1, s1, q1) + lam
-        v0 = _cell_loss(w0, s0, q0) + lam
-        k1 = -1
-        k0 = -1
-        for k in range(n_feat):
-            if k == j:
-                continue
-            a = j if j < k else k
-            b = k if j < k else j
-            # the true child (j = 1) split by k
-            w11 = pairs[a, b, 0]
-            n11 = pairs[a, b, 3]
-            if 0.0 < n11 < n1:
-                s11 = pairs[a, b, 1]
-                q11 = pairs[a, b, 2]
-                v = _cell_loss(w11, s11, q11) + _cell_loss(w1 - w11, s1 - s11, q1 - q11) + 2.0 * lam
-                if v < v1 - _TIE:
-                    v1 = v
-                    k1 = k
-            # the false child (j = 0) split by k: k's classes outside j's
-            n01 = pairs[k, k, 3] - n11
-            if 0.0 < n01 < n0:
-                w01 = pairs[k, k, 0] - w11
-                s01 = pairs[k, k, 1] - pairs[a, b, 1]
-                q01 = pairs[k, k, 2] - pairs[a, b, 2]
-                v = _cell_loss(w01, s01, q01) + _cell_loss(w0 - w01, s0 - s01, q0 - q01) + 2.0 * lam
-                if v < v0 - _TIE:
-                    v0 = v
-                    k0 = k
+        v0, v1, k0, k1 = _children_of(pairs, pair_within, lam, j, n, tw, ts, tq, tv, True, _TIE)
         if v0 + v1 < best - _TIE:
             best = v0 + v1
             best_j = j
@@ -525,7 +581,7 @@ def _feature_sums(problem, words, scratch):
     f_s = scratch.feat_sum
     f_q = scratch.feat_sumsq
     f_v = scratch.feat_within
-    xc = problem.class_features
+    ones = problem.class_ones
     cw = problem.class_weight
     cs = problem.class_sum
     cq = problem.class_sumsq
@@ -547,12 +603,12 @@ def _feature_sums(problem, words, scratch):
         ts += cs[c]
         tq += cq[c]
         tv += cwithin[c]
-        for j in range(n_feat):
-            if xc[c, j]:
-                f_w[j] += cw[c]
-                f_s[j] += cs[c]
-                f_q[j] += cq[c]
-                f_v[j] += cwithin[c]
+        for a in range(1, ones[c, 0] + 1):
+            j = ones[c, a]
+            f_w[j] += cw[c]
+            f_s[j] += cs[c]
+            f_q[j] += cq[c]
+            f_v[j] += cwithin[c]
     return n, tw, ts, tq, tv
 
 
@@ -681,7 +737,16 @@ def _candidates(problem, memo, words, dc, limit, scratch):
     slot_false, slot_true = scratch.cand_slot_false, scratch.cand_slot_true
     n_feat = fbits.shape[0]
     nf = 0
-    _, tw, ts, tq, tv = _feature_sums(problem, words, scratch)
+    lookahead = lazy and dc > 0 and not problem.unlimited
+    if lookahead:
+        n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within, True)
+        for j in range(n_feat):
+            f_w[j] = scratch.pairs[j, j, 0]
+            f_s[j] = scratch.pairs[j, j, 1]
+            f_q[j] = scratch.pairs[j, j, 2]
+            f_v[j] = scratch.pair_within[j, j]
+    else:
+        n, tw, ts, tq, tv = _feature_sums(problem, words, scratch)
     for j in range(n_feat):
         if _splits_nothing(words, fbits, j):
             continue
@@ -698,7 +763,11 @@ def _candidates(problem, memo, words, dc, limit, scratch):
             cand_known[nf] = 1
             nf += 1
         elif lazy:
-            l0, l1 = _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv)
+            if lookahead:
+                l0, l1, _, _ = _children_of(scratch.pairs, scratch.pair_within, lam, j, n, tw, ts, tq, tv, dc == 1,
+                                            0.0)
+            else:
+                l0, l1 = _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv)
             if l0 + l1 >= limit + 1e-12:
                 continue
             if _duplicate_by_sums(words, fbits, j, tw, ts, f_w, f_s, cand_feature, nf):
@@ -724,12 +793,14 @@ def _candidates(problem, memo, words, dc, limit, scratch):
             _split_child(words, fbits, j, 0, child)
             s0 = _find(keys, depth, child, dc)
             if depth[s0] == -1:
-                _register(problem, memo, child, dc, s0, scratch)
+                _register(problem, memo, child, dc, s0, scratch.members, scratch.buf_w, scratch.buf_v,
+                          scratch.pairs, scratch.pair_within, 0.0)
             b0 = value[s0] if value[s0] < np.inf else lower[s0]
             _split_child(words, fbits, j, 1, child)
             s1 = _find(keys, depth, child, dc)
             if depth[s1] == -1:
-                _register(problem, memo, child, dc, s1, scratch)
+                _register(problem, memo, child, dc, s1, scratch.members, scratch.buf_w, scratch.buf_v,
+                          scratch.pairs, scratch.pair_within, 0.0)
             b1 = value[s1] if value[s1] < np.inf else lower[s1]
             if _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
                 continue
@@ -821,7 +892,7 @@ def _refine_bounds(problem, memo, frames, f, scratch):
         j = frames.order[f, p]
         for side in range(2):
             _split_child(words, fbits, j, side, child)
-            t = _entry(problem, memo, scratch, child, dc)
+            t = _entry(problem, memo, scratch, child, dc, false_bound[p] if side == 0 else true_bound[p])
             b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
             if side == 0:
                 if b > false_bound[p]:
@@ -909,7 +980,7 @@ def search(problem, memo, frames, max_steps):
                 return NEED_SPACE
             s = _find(keys, depth, words, d)
             if depth[s] == -1:
-                _register(problem, memo, words, d, s, scratch)
+                _register(problem, memo, words, d, s, members, buf_w, buf_v, scratch.pairs, scratch.pair_within, 0.0)
             if value[s] < np.inf or lower[s] >= budget[f]:
                 ret_exact = value[s] < np.inf
                 ret = value[s] if ret_exact else lower[s]

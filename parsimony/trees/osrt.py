@@ -70,7 +70,7 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
     if width <= 8:
         padded = np.zeros((packed.shape[0], 8), dtype=np.uint8)
         padded[:, :width] = packed
-        codes = padded.view(np.uint64).ravel()
+        codes = padded.view(">u8").ravel()  # big-endian: codes sort like the rows (lexicographically)
     else:
         codes = np.ascontiguousarray(packed).view(np.dtype((np.void, width))).ravel()
     _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
@@ -91,8 +91,8 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
         for c in range(n_classes):
             rows = order[starts[c]:ends[c]]
             cwithin[c] = _node_loss(y_scaled[rows], w[rows], loss_kind, 1.0, tau)
-    # sort classes by mean (ties by their feature rows, for determinism)
-    perm = np.lexsort((*uniq.T[::-1], cmean))
+    # sort classes by mean (ties by their feature rows, for determinism: np.unique sorted the rows)
+    perm = np.argsort(cmean, kind="stable")
     rank = np.empty(n_classes, dtype=np.int64)
     rank[perm] = np.arange(n_classes)
     return (np.ascontiguousarray(uniq[perm]), rank[inverse], cw[perm], cs[perm], cq[perm], cmean[perm],
@@ -140,7 +140,7 @@ def _ensure_compiled():
 
 
 def _entry_bytes(n_words):
-    return 8 * n_words + 4 + 8 + 8 + 4 + 8
+    return 8 * n_words + 4 + 8 + 8 + 4
 
 
 def _new_memo(capacity, n_words, counters=None):
@@ -149,8 +149,7 @@ def _new_memo(capacity, n_words, counters=None):
         counters = np.zeros(4, dtype=np.int64)
     counters[3] = int(capacity * 0.6)
     return _search.Memo(np.zeros((capacity, n_words), dtype=np.uint64), np.full(capacity, -1, dtype=np.int32),
-                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int32),
-                        np.full((capacity, 2), -2, dtype=np.int32), counters)
+                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int32), counters)
 
 
 def _new_frames(n_frames, n_words, n_features, root_words, root_depth):
@@ -174,6 +173,7 @@ class _Prepared:
     """The search's view of the data: merged rows, scaled targets, classes and the kernel's Problem."""
 
     problem: _search.Problem
+    class_features: np.ndarray  # (classes, features) the binary row of every class
     y_scaled: np.ndarray
     w: np.ndarray
     row_class: np.ndarray     # class of every merged row
@@ -196,11 +196,9 @@ def _prepare(Xb, y, w, merged_row, loss_kind, tau, bound_kind, lam, depth_limit,
     unlimited = depth_limit is None
     problem = _search.make_problem(loss_kind, bound_kind, lam, unlimited, uniq.astype(np.uint8), fbits, cw, cs, cq,
                                    cmean, cwithin, *rows, tau=tau)
-    root_words = np.zeros(n_words, dtype=np.uint64)
-    for c in range(n_classes):
-        root_words[c // 64] |= np.uint64(1) << np.uint64(c % 64)
+    root_words = _bitsets(np.ones((n_classes, 1), dtype=bool), n_words)[0]
     root_depth = _search.UNLIMITED if unlimited else int(depth_limit)
-    return _Prepared(problem, y_scaled, w, row_class, row_class[merged_row], root_words, root_depth)
+    return _Prepared(problem, uniq, y_scaled, w, row_class, row_class[merged_row], root_words, root_depth)
 
 
 def _run(problem, memo, frames, deadline, mem_bytes):
@@ -254,15 +252,20 @@ def _tree_builder(memo, problem, Xb_all, root_feature):
     """``build(words, d, rows, is_root)``: the nested split dictionary of a subproblem from the memo."""
     fbits = problem.feature_bits
 
+    scratch = _search.new_scratch(problem)
+
     def build(words, d, rows, is_root, f=-2):
         """``f``: the split, when the parent knows it (-2: look it up; -1: a leaf)."""
         kids = (-2, -2)
         if f == -2:
             f = -1
-            slot = _search.lookup(memo, words, d) if d != 0 else -1
-            if slot >= 0 and memo.value[slot] < np.inf:
-                f = int(memo.feature[slot])
-                kids = (int(memo.child_feature[slot, 0]), int(memo.child_feature[slot, 1]))
+            if d != 0 and _search.terminal(problem, d):
+                # solved by the terminal solver, which also gives its children's splits
+                _, f, k0, k1 = _search.depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within)
+                kids = (k0, k1)
+            elif d != 0:
+                slot = _search.lookup(memo, words, d)
+                f = int(memo.feature[slot]) if slot >= 0 and memo.value[slot] < np.inf else -1
             if is_root:
                 f = root_feature
         if f < 0 or d == 0:
@@ -387,7 +390,7 @@ def _greedy_tree(prep, lam, solved, build):
     the leaves list input rows. Returns the tree's objective and its nested split dictionary.
     """
     problem = prep.problem
-    xc = problem.class_features
+    xc = prep.class_features
     cw, cs, cq = problem.class_weight, problem.class_sum, problem.class_sumsq
     row_class, class_of_row, y_scaled, w = prep.row_class, prep.class_of_row, prep.y_scaled, prep.w
     n_classes = cw.shape[0]

@@ -97,3 +97,39 @@ def test_convexity_stops_early_on_large_inputs():
     _, costs = cluster_costs(0, np.ones(500), v, 500, 1.0, 0.0)
     assert 1 <= len(costs) < 20
     assert np.all(np.diff(costs) <= 1e-12)
+
+
+def _dp_costs(kind, w, v, kmax, tau=0.5):
+    """Clustering costs by the plain O(k n^2) dynamic program (no monotonicity assumed)."""
+    n = len(v)
+    run = np.full((n, n), np.inf)
+    for a in range(n):
+        for b in range(a, n):
+            ww, vv = w[a:b + 1], v[a:b + 1]
+            if kind == 0:
+                run[a, b] = _run_cost(0, ww, vv)
+            else:
+                run[a, b] = min((ww * np.maximum(tau * (vv - c), (tau - 1) * (vv - c))).sum() for c in vv) * (
+                    2.0 if kind == 1 else 1.0)
+    row = run[0].copy()
+    out = [row[-1]]
+    for k in range(2, kmax + 1):
+        row = np.array([min((row[a - 1] + run[a, b] for a in range(k - 1, b + 1)), default=np.inf)
+                        for b in range(n)])
+        out.append(row[-1])
+    return np.array(out)
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_costs_equal_the_plain_dynamic_program_on_larger_inputs(kind):
+    """Up to 45 points with ties and weights: the divide-and-conquer rows (whose cluster starts are
+    bounded by the previous row's) equal the unrestricted dynamic program."""
+    rng = np.random.default_rng(5)
+    tau = 0.3 if kind == 2 else 0.5
+    for trial in range(40):
+        n = int(rng.integers(2, 46))
+        v = np.sort(rng.integers(0, 6, n).astype(float) if trial % 2 else rng.normal(size=n) * 10.0 ** rng.uniform(-3, 3))
+        w = _weights(rng, n, trial)
+        _, costs = cluster_costs(kind, w, v, min(n, 8), 0.0, 0.0, tau)
+        expected = _dp_costs(kind, w, v, len(costs), tau)
+        np.testing.assert_allclose(costs, expected, rtol=1e-9, atol=1e-12 * expected[0])

@@ -161,14 +161,21 @@ def _terminal_case(seed):
     return Xb, y, w, lam
 
 
-def _squared_problem(Xb, y, w, lam):
-    """The search kernel's squared-loss Problem of ``(Xb, y, w)`` with a depth limit."""
+def _squared_problem(seed):
+    """A random case, its kernel Problem (squared loss, depth limit), work buffers and a sampler of
+    subproblems: ``subproblem(subset)`` gives the bitset and the rows of a subset of the classes."""
+    Xb, y, w, lam = _terminal_case(seed)
     ys = y / np.sqrt(leaf_loss(y, "squared", w))  # scaled like the search: one leaf has loss 1
     uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, 0)
     n_words = (len(cw) + 63) // 64
     problem = _search.make_problem(0, _search.BOUND_KMEANS, lam, False, uniq, _bitsets(uniq.astype(bool), n_words),
                                    cw, cs, cq, cmean, cwithin)
-    return problem, row_class, n_words
+
+    def subproblem(subset):
+        words = _bitsets(np.isin(np.arange(len(cw)), subset)[:, None], n_words)[0]
+        return words, np.nonzero(np.isin(row_class, subset))[0]
+
+    return (Xb, y, w, lam), problem, _search.new_scratch(problem), subproblem
 
 
 def test_depth_two_solver_is_exact():
@@ -177,17 +184,14 @@ def test_depth_two_solver_is_exact():
     rng = np.random.default_rng(3)
     checked = 0
     for seed in range(150):
-        Xb, y, w, lam = _terminal_case(seed)
-        problem, row_class, n_words = _squared_problem(Xb, y, w, lam)
-        scratch = _search.new_scratch(problem)
+        (Xb, y, w, lam), problem, scratch, subproblem = _squared_problem(seed)
         n_classes = problem.class_weight.shape[0]
         for trial in range(3):
             subset = np.arange(n_classes) if trial == 0 else np.nonzero(rng.random(n_classes) < 0.6)[0]
             if subset.size == 0:
                 continue
-            words = _bitsets(np.isin(np.arange(n_classes), subset)[:, None], n_words)[0]
-            rows = np.nonzero(np.isin(row_class, subset))[0]
-            value, j, k0, k1 = _search._depth_two(problem, words, scratch)
+            words, rows = subproblem(subset)
+            value, j, k0, k1 = _search.depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within)
             expected = brute_force_objective(Xb, y, lam, 2, rows=rows, sample_weight=w)
             assert value == pytest.approx(expected, abs=1e-9), (seed, trial)
             tree = {"rows": rows}
@@ -218,3 +222,31 @@ def test_terminal_solver_in_the_search_is_exact_with_weights(depth):
         expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
         assert result.objective == pytest.approx(expected, abs=1e-9), seed
         assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
+
+
+def test_lookahead_bounds_of_children_are_valid():
+    """The pair-sum lookahead of every split's children (one more split, grandchildren bounded) is at
+    most their optimum at any depth >= 1, and exact at depth one when the grandchildren are leaves."""
+    rng = np.random.default_rng(4)
+    checked = 0
+    for seed in range(60):
+        (Xb, y, w, lam), problem, scratch, subproblem = _squared_problem(seed)
+        subset = np.nonzero(rng.random(problem.class_weight.shape[0]) < 0.7)[0]
+        if subset.size < 2:
+            continue
+        words, rows = subproblem(subset)
+        n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within, True)
+        for j in range(Xb.shape[1]):
+            hit = Xb[rows, j] == 1
+            if hit.all() or not hit.any():
+                continue
+            exact = _search._children_of(scratch.pairs, scratch.pair_within, lam, j, n, tw, ts, tq, tv, True, 0.0)
+            bound = _search._children_of(scratch.pairs, scratch.pair_within, lam, j, n, tw, ts, tq, tv, False, 0.0)
+            for side, part in ((0, rows[~hit]), (1, rows[hit])):
+                assert exact[side] == pytest.approx(brute_force_objective(Xb, y, lam, 1, rows=part, sample_weight=w),
+                                                    abs=1e-9), (seed, j)
+                for d in (1, 2, 3):
+                    opt = brute_force_objective(Xb, y, lam, d, rows=part, sample_weight=w)
+                    assert bound[side] <= opt + 1e-9, (seed, j, d)
+                checked += 1
+    assert checked > 200
