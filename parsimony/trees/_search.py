@@ -176,7 +176,7 @@ Memo = namedtuple("Memo", [
     "depth",     # its remaining depth (-1: empty slot)
     "lower",     # proven lower bound on its optimum
     "value",     # its exact optimum (inf: not solved)
-    "feature",   # best split feature (-1: leaf, -2: unknown)
+    "feature",   # best split feature (-1: leaf, -2: unknown; with its children's, see pack_splits)
     "counters",  # [0] entries, [1] expansions, [2] bounds computed, [3] entry limit before growing
 ])
 Memo.__doc__ = "The open-addressing table of subproblems (grown by the caller on NEED_SPACE)."
@@ -349,6 +349,31 @@ def lower_bound(problem, words, d, members, buf_w, buf_v):
     return best
 
 
+_CHILD_BITS = 21  # a table entry's feature code keeps its split in the low 21 bits
+
+
+@njit
+def pack_splits(j, k0, k1):
+    """Feature code of a subproblem solved with its children: split ``j``, children's splits ``k0``, ``k1``.
+
+    The terminal solver's children are not stored, so their splits (-1: leaves) ride along above
+    ``_CHILD_BITS`` bits; with both children leaves the code is ``j`` itself.
+    """
+    if j < 0:
+        return j
+    return j + ((k0 + 1) << _CHILD_BITS) + ((k1 + 1) << 2 * _CHILD_BITS)
+
+
+def unpack_splits(code):
+    """``(split, false child's split, true child's split)`` of a table entry's feature code
+    (children -2: look them up in the table)."""
+    code = int(code)
+    if code < (1 << _CHILD_BITS):
+        return code, -2, -2
+    mask = (1 << _CHILD_BITS) - 1
+    return code & mask, ((code >> _CHILD_BITS) & mask) - 1, (code >> 2 * _CHILD_BITS) - 1
+
+
 @njit
 def _entry(problem, memo, scratch, words, d, known):
     """Slot of subproblem ``(words, d)``, registered with its lower bound (at least ``known``) if new."""
@@ -360,8 +385,8 @@ def _entry(problem, memo, scratch, words, d, known):
 
 
 @njit
-def terminal(problem, d):
-    """True when subproblems of remaining depth ``d`` are solved by :func:`depth_two` on registration."""
+def _terminal(problem, d):
+    """True when subproblems of remaining depth ``d`` are solved by :func:`_depth_two` on registration."""
     return d == 2 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
 
 
@@ -380,11 +405,11 @@ def _register(problem, memo, words, d, t, members, buf_w, buf_v, pairs, pair_wit
     memo.counters[0] += 1
     memo.value[t] = np.inf
     memo.feature[t] = -2
-    if terminal(problem, d):
-        value, j, _, _ = depth_two(problem, words, members, pairs, pair_within)
+    if _terminal(problem, d):
+        value, j, k0, k1 = _depth_two(problem, words, members, pairs, pair_within)
         memo.lower[t] = value
         memo.value[t] = value
-        memo.feature[t] = j
+        memo.feature[t] = pack_splits(j, k0, k1)
         memo.counters[2] += 1
     elif d == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited:
         memo.lower[t] = known if known > problem.lam else problem.lam  # a tree has a leaf at least
@@ -538,7 +563,7 @@ def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie):
 
 
 @njit
-def depth_two(problem, words, members, pairs, pair_within):
+def _depth_two(problem, words, members, pairs, pair_within):
     """Optimal tree of depth at most two on the classes of ``words`` under the squared loss.
 
     One pass over the classes accumulates the sums of every pair of features (:func:`_pair_sums`,

@@ -140,7 +140,7 @@ def _ensure_compiled():
 
 
 def _entry_bytes(n_words):
-    return 8 * n_words + 4 + 8 + 8 + 4
+    return 8 * n_words + 4 + 8 + 8 + 8
 
 
 def _new_memo(capacity, n_words, counters=None):
@@ -149,7 +149,7 @@ def _new_memo(capacity, n_words, counters=None):
         counters = np.zeros(4, dtype=np.int64)
     counters[3] = int(capacity * 0.6)
     return _search.Memo(np.zeros((capacity, n_words), dtype=np.uint64), np.full(capacity, -1, dtype=np.int32),
-                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int32), counters)
+                        np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int64), counters)
 
 
 def _new_frames(n_frames, n_words, n_features, root_words, root_depth):
@@ -236,7 +236,7 @@ def _root_result(memo, frames, prep, lam, status):
     root_slot = _search.lookup(memo, prep.root_words, prep.root_depth)
     if status == "optimal":
         objective = float(memo.value[root_slot])
-        return objective, objective, int(memo.feature[root_slot])
+        return objective, objective, _search.unpack_splits(memo.feature[root_slot])[0]
     top = int(frames.top[0])
     top_slot = _search.lookup(memo, frames.words[top - 1], frames.depth[top - 1])
     top_lower = float(memo.lower[top_slot]) if top_slot >= 0 else 0.0
@@ -252,20 +252,14 @@ def _tree_builder(memo, problem, Xb_all, root_feature):
     """``build(words, d, rows, is_root)``: the nested split dictionary of a subproblem from the memo."""
     fbits = problem.feature_bits
 
-    scratch = _search.new_scratch(problem)
-
     def build(words, d, rows, is_root, f=-2):
         """``f``: the split, when the parent knows it (-2: look it up; -1: a leaf)."""
         kids = (-2, -2)
         if f == -2:
             f = -1
-            if d != 0 and _search.terminal(problem, d):
-                # solved by the terminal solver, which also gives its children's splits
-                _, f, k0, k1 = _search.depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within)
-                kids = (k0, k1)
-            elif d != 0:
-                slot = _search.lookup(memo, words, d)
-                f = int(memo.feature[slot]) if slot >= 0 and memo.value[slot] < np.inf else -1
+            slot = _search.lookup(memo, words, d) if d != 0 else -1
+            if slot >= 0 and memo.value[slot] < np.inf:
+                f, *kids = _search.unpack_splits(memo.feature[slot])
             if is_root:
                 f = root_feature
         if f < 0 or d == 0:

@@ -191,7 +191,7 @@ def test_depth_two_solver_is_exact():
             if subset.size == 0:
                 continue
             words, rows = subproblem(subset)
-            value, j, k0, k1 = _search.depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within)
+            value, j, k0, k1 = _search._depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within)
             expected = brute_force_objective(Xb, y, lam, 2, rows=rows, sample_weight=w)
             assert value == pytest.approx(expected, abs=1e-9), (seed, trial)
             tree = {"rows": rows}
