@@ -19,6 +19,9 @@ Kernels use ``@njit`` from here instead of ``numba.njit`` so that
   nothing else). A kernel called from Python compiles with its entry point as usual,
   and an entry already compiled serves calls from kernels too.
 
+A cached kernel is reused only while every source file of its package is unchanged (numba
+itself checks only the kernel's own file, though a kernel holds the code of the kernels it calls).
+
 Nothing is compiled at import time: numba compiles lazily on first call. The first compile of
 a process says so once on stderr (a cold start takes tens of seconds; later processes load the
 kernels from the cache), and :func:`compiled_kernels` counts compiles so that progress bars can
@@ -27,8 +30,11 @@ leave a compiling step out of their ETA.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 import sys
+from pathlib import Path
 from types import FunctionType
 
 import numba
@@ -40,6 +46,7 @@ from numba.core.compiler import Compiler, CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import LoweringPass, register_pass
 from numba.core.typed_passes import AnnotateTypes
 from numba.core import errors, event, sigutils, types
+from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
 
 
@@ -188,11 +195,45 @@ class _LinkOnlyCompiler(CompilerBase):
         return [pm]
 
 
+@functools.lru_cache(maxsize=None)
+def package_source_stamp(root: str) -> str:
+    """SHA-256 of every ``.py`` file under ``root`` (paths and contents)."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(root).rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+class _PackageStampedCache(FunctionCache):
+    """numba's on-disk cache, stale when any source file of the kernel's package changes.
+
+    numba checks only the file that defines a kernel, but a cached kernel holds the code of
+    every kernel it calls (from other modules too) and the module constants it read: an edit
+    or an upgrade that touched only those would load stale code.
+    """
+
+    def __init__(self, py_func, root):
+        super().__init__(py_func)
+        self._cache_file = IndexDataCacheFile(
+            cache_path=self._cache_path, filename_base=self._impl.filename_base,
+            source_stamp=(self._impl.locator.get_source_stamp(), package_source_stamp(root)))
+
+
+def _package_root(func) -> str | None:
+    package = sys.modules.get(func.__module__.partition(".")[0])
+    path = getattr(package, "__path__", None)  # a package (not a script or a lone module)
+    return os.path.abspath(list(path)[0]) if path else None
+
+
 def _dispatcher(func, options, by_constant, cache, pipeline_class=Compiler):
     dispatcher = KernelDispatcher(py_func=func, locals={}, targetoptions=options, pipeline_class=pipeline_class)
     dispatcher.by_constant = by_constant
     if cache:
-        dispatcher.enable_caching()
+        root = _package_root(func)
+        if root is None:
+            dispatcher.enable_caching()
+        else:
+            dispatcher._cache = _PackageStampedCache(func, root)
     return dispatcher
 
 

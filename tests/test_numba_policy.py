@@ -116,3 +116,25 @@ def test_a_second_process_loads_every_kernel_from_the_cache(tmp_path):
                            cwd=tmp_path).stdout.split() for _ in range(2)]
     assert runs[0] == ["5.0", "4.0", "3"]  # outer, inner from outer (no entry point), inner from Python
     assert runs[1] == ["5.0", "4.0", "0"]
+
+
+def test_cached_kernels_go_stale_when_any_file_of_their_package_changes(tmp_path):
+    # numba itself checks only the defining file, so f would keep the g it was compiled with
+    package = tmp_path / "src" / "stamped"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "b.py").write_text("from parsimony._numba import njit\n\n@njit\ndef g(x):\n    return x + 1\n")
+    (package / "a.py").write_text("from parsimony._numba import njit\nfrom .b import g\n\n"
+                                  "@njit\ndef f(x):\n    return g(x) * 10\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "src"), *sys.path]))
+    script = "from parsimony._numba import compiled_kernels\nfrom stamped.a import f\nprint(f(1), compiled_kernels())"
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        return out.stdout.split()
+
+    assert run() == ["20", "2"]  # f's entry and g's link-only twin compiled
+    assert run() == ["20", "0"]  # loaded from the cache
+    (package / "b.py").write_text("from parsimony._numba import njit\n\n@njit\ndef g(x):\n    return x + 2\n")
+    assert run() == ["30", "2"]

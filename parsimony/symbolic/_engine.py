@@ -16,9 +16,7 @@ Beyond PySR, every new candidate ``f`` is offered its loss-optimal additive cons
 quantile of its residuals for the pinball loss, :func:`free_offset`), so a promising shape is not
 lost to a wrong level before constant optimisation reaches it; with linear scaling on, its
 loss-optimal line ``a + b f`` too (scale by weighted least squares), so shapes are judged
-whatever their scale. (Numba's on-disk cache of this module does not see edits to the kernels
-it calls from other modules, such as constant optimisation in ``_optimize.py``: such an edit
-needs a change here or a cleared cache.)
+whatever their scale.
 """
 
 from __future__ import annotations
