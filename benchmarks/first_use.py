@@ -10,7 +10,9 @@ the cost while the CPU time does not.
 Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile]
 
 ``--profile`` also lists the compile time of each jitted function (exclusive of the kernels it
-calls, inclusive, and how many type specialisations were compiled) for the cold run.
+calls, inclusive, and how many type specialisations were compiled) for the cold run; a
+``name__from_kernels`` row is the kernel compiled to LLVM IR for the kernels that call it (see
+``parsimony/_numba.py``), whose optimisation and machine code count in its callers' rows.
 """
 
 import argparse
