@@ -37,8 +37,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._numba import assign
-from .._numba import njit_by_constant as njit  # the loss kind selects the hot loops
+from .._numba import assign, njit  # one compile per argument type (the k-Means kernels specialise on the loss)
 from .._loss_kernels import pointwise_loss
 from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
 from ._kmeans import cluster_costs
