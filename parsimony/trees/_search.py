@@ -815,16 +815,10 @@ def _candidates(problem, memo, words, dc, limit, scratch):
             nf += 1
         else:
             _split_child(words, fbits, j, 0, child)
-            s0 = _find(keys, depth, child, dc)
-            if depth[s0] == -1:
-                _register(problem, memo, child, dc, s0, scratch.members, scratch.buf_w, scratch.buf_v,
-                          scratch.pairs, scratch.pair_within, 0.0)
+            s0 = _entry(problem, memo, scratch, child, dc, 0.0)
             b0 = value[s0] if value[s0] < np.inf else lower[s0]
             _split_child(words, fbits, j, 1, child)
-            s1 = _find(keys, depth, child, dc)
-            if depth[s1] == -1:
-                _register(problem, memo, child, dc, s1, scratch.members, scratch.buf_w, scratch.buf_v,
-                          scratch.pairs, scratch.pair_within, 0.0)
+            s1 = _entry(problem, memo, scratch, child, dc, 0.0)
             b1 = value[s1] if value[s1] < np.inf else lower[s1]
             if _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
                 continue
