@@ -30,6 +30,7 @@ leave a compiling step out of their ETA.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -48,6 +49,11 @@ from numba.core.typed_passes import AnnotateTypes
 from numba.core import errors, event, sigutils, types
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: numba's unlocked cache
+    fcntl = None
 
 
 def _cache_is_writable() -> bool:
@@ -204,12 +210,33 @@ def package_source_stamp(root: str) -> str:
     return digest.hexdigest()
 
 
+@contextlib.contextmanager
+def _file_lock(path):
+    """An exclusive lock on ``path`` between processes (none where unavailable)."""
+    try:
+        handle = open(path, "a") if fcntl is not None else None
+    except OSError:
+        handle = None
+    if handle is None:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 class _PackageStampedCache(FunctionCache):
-    """numba's on-disk cache, stale when any source file of the kernel's package changes.
+    """numba's on-disk cache, stale when any source file of the kernel's package changes, and
+    read and written under a lock.
 
     numba checks only the file that defines a kernel, but a cached kernel holds the code of
     every kernel it calls (from other modules too) and the module constants it read: an edit
-    or an upgrade that touched only those would load stale code.
+    or an upgrade that touched only those would load stale code. numba also writes a kernel's
+    index and data files unlocked, so two processes saving different signatures at once (test
+    or joblib workers on a cold cache) could leave an index entry naming the other's code.
     """
 
     def __init__(self, py_func, root):
@@ -217,6 +244,15 @@ class _PackageStampedCache(FunctionCache):
         self._cache_file = IndexDataCacheFile(
             cache_path=self._cache_path, filename_base=self._impl.filename_base,
             source_stamp=(self._impl.locator.get_source_stamp(), package_source_stamp(root)))
+        self._lock_path = os.path.join(self._cache_path, self._impl.filename_base + ".lock")
+
+    def load_overload(self, sig, target_context):
+        with _file_lock(self._lock_path):
+            return super().load_overload(sig, target_context)
+
+    def save_overload(self, sig, data):
+        with _file_lock(self._lock_path):
+            super().save_overload(sig, data)
 
 
 def _package_root(func) -> str | None:

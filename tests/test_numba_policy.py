@@ -138,3 +138,27 @@ def test_cached_kernels_go_stale_when_any_file_of_their_package_changes(tmp_path
     assert run() == ["20", "0"]  # loaded from the cache
     (package / "b.py").write_text("from parsimony._numba import njit\n\n@njit\ndef g(x):\n    return x + 2\n")
     assert run() == ["30", "2"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the cache lock uses fcntl")
+def test_cache_files_are_written_under_a_lock(tmp_path):
+    # numba writes a kernel's index and data files unlocked; two processes saving different
+    # signatures at once could pair an index entry with the other's code
+    import fcntl
+
+    package = tmp_path / "src" / "locked"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "k.py").write_text("from parsimony._numba import njit\n\n@njit\ndef twice(x):\n    return 2 * x\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "src"), *sys.path]))
+    lock = subprocess.run([sys.executable, "-c", "from locked.k import twice\nprint(twice._cache._lock_path)"],
+                          env=env, capture_output=True, text=True, check=True).stdout.strip()
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        process = subprocess.Popen([sys.executable, "-c", "from locked.k import twice\nprint(twice(21))"], env=env,
+                                   stdout=subprocess.PIPE, text=True)
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(timeout=5)  # waits for the lock to look the kernel up in the cache
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    assert process.communicate(timeout=120)[0].split() == ["42"]
