@@ -133,8 +133,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         (hall-of-fame candidates are re-scored on all rows); only when there are more than twice
         as many rows. "auto" uses batches of 2048 rows; None always uses all rows.
     time_limit : float or None, default=None
-        Seconds per quantile level; the search stops at the next sync point and keeps its
-        current front (``status_ == "time_limit"``).
+        Seconds of search per quantile level (steps that compiled numba kernels, as on a first
+        fit in a fresh process, do not count); the search stops at the next sync point and keeps
+        its current front (``status_ == "time_limit"``).
     warm_start : bool, default=False
         Let ``fit`` run ``niterations`` more iterations, on the data now given, from the
         populations and halls of fame of the previous ``fit`` when the engine, features,

@@ -151,6 +151,26 @@ def test_time_limit_returns_the_current_front():
     assert np.isfinite(model.predict(X)).all()
 
 
+def test_time_limit_does_not_count_steps_that_compiled_kernels(monkeypatch):
+    # a first fit in a fresh process spends its first steps compiling: that time is not search time
+    import time
+
+    from parsimony.symbolic import _search
+
+    calls = iter(range(10**9))
+    monkeypatch.setattr(_search, "compiled_kernels", lambda: next(calls))  # every step "compiles"
+    real_step = _search._Evolution.sync
+
+    def slow_sync(self, *args):
+        time.sleep(0.02)
+        return real_step(self, *args)
+
+    monkeypatch.setattr(_search._Evolution, "sync", slow_sync)
+    X, y = _quadratic(100)
+    model = SymbolicQuantileRegressor(niterations=5, time_limit=0.01, progress=False, random_state=0).fit(X, y)
+    assert model.status_ == "completed"
+
+
 def test_predictions_stay_finite_outside_the_training_domain():
     rng = np.random.default_rng(0)
     X = rng.uniform(1, 3, size=(150, 1))
