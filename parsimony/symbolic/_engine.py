@@ -22,6 +22,7 @@ whatever their scale.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -46,6 +47,11 @@ N_PARAMS = 15
  M_NOTHING, M_FEATURE) = range(10)
 MUTATION_NAMES = ("mutate_constant", "mutate_operator", "swap_operands", "add_node", "insert_node",
                   "delete_node", "simplify", "randomize", "do_nothing", "mutate_feature")
+
+
+# the working buffers of one kernel call (:func:`_scratch`)
+Scratch = namedtuple("Scratch", ["child", "spare", "cap", "max_length", "tournament_idx", "tournament_cost", "resid",
+                                 "uniform_weights"])
 
 
 # ------------------------------------------------------------------------------ tree helpers
@@ -600,8 +606,12 @@ def _update_hof(ops, feats, vals, length, loss, cplx, hof_ops, hof_feats, hof_va
 
 
 @njit(error_model="numpy")
-def _mutate(kind, ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, weights,
-            params, feature_cdf, t_ops, t_feats, t_vals):
+def _mutate(kind, parent, length, child, spare, cap, state, grammar):
+    """Write a mutation of kind ``kind`` of ``parent`` (its first ``length`` nodes) into ``child``
+    (``spare`` is scratch); returns the child's length, -1 when the mutation failed."""
+    binops, unops, weights, params, feature_cdf = grammar
+    ops, feats, vals = parent
+    o_ops, o_feats, o_vals = child
     if kind == M_CONSTANT:
         return _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, params[P_PERTURBATION])
     if kind == M_OPERATOR:
@@ -621,8 +631,7 @@ def _mutate(kind, ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, 
         return simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals)
     if kind == M_RANDOMIZE:
         target = 1 + randint(state, int(params[P_MAXSIZE]))
-        return random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target, weights, state, binops,
-                           unops, feature_cdf)
+        return random_tree(o_ops, o_feats, o_vals, *spare, cap, target, weights, state, binops, unops, feature_cdf)
     _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
     return length
 
@@ -641,25 +650,28 @@ def _pick(weights, state):
 
 
 @njit(error_model="numpy")
-def _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize):
+def _accept(child, length, max_length, weights, maxsize):
     """Complexity of a candidate, or -1 when it breaks the size limits."""
     if length < 1 or length > max_length:
         return -1
-    c = tree_complexity(o_ops, length, weights)
+    c = tree_complexity(child[0], length, weights)
     return c if c <= maxsize else -1
 
 
 @njit(error_model="numpy")
-def _replace(slot, o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals, pop_len, pop_loss,
-             pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
-    _copy(o_ops, o_feats, o_vals, 0, length, pop_ops[slot], pop_feats[slot], pop_vals[slot], 0)
+def _enter(child, length, loss, cplx, population, freq_local, hof):
+    """The candidate replaces the oldest member, counts once in the complexity frequencies and
+    enters the hall of fame when it is the best of its complexity."""
+    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth = population
+    slot = _oldest(pop_birth)
+    _copy(child[0], child[1], child[2], 0, length, pop_ops[slot], pop_feats[slot], pop_vals[slot], 0)
     pop_len[slot] = length
     pop_loss[slot] = loss
     pop_cplx[slot] = cplx
     pop_birth[slot] = birth[0]
     birth[0] += 1
     freq_local[cplx] += 1.0
-    _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
+    _update_hof(child[0], child[1], child[2], length, loss, cplx, *hof)
 
 
 @njit
@@ -857,17 +869,17 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uni
 
 
 @njit(error_model="numpy")
-def _score_candidate(o_ops, o_feats, o_vals, length, cplx, data, ws, offset_scratch, weights, max_length, params,
-                     hof):
+def _score_candidate(child, length, cplx, data, ws, scratch, grammar, hof):
     """Evaluate a new candidate; with the free offset on, record it in the hall of fame and offer
     it its loss-optimal offset (:func:`free_offset`). Returns ``(length, loss, cplx)`` of what
     enters the population."""
+    o_ops, o_feats, o_vals = child
+    weights, params = grammar[2], grammar[3]
     loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
     if params[P_FREE_OFFSET] > 0:
         _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, *hof)
-        resid, uniform_weights = offset_scratch
-        return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights,
-                           max_length, int(params[P_MAXSIZE]), params)
+        return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, scratch.resid,
+                           scratch.uniform_weights, weights, scratch.max_length, int(params[P_MAXSIZE]), params)
     return length, loss, cplx
 
 
@@ -877,111 +889,124 @@ def _tree_buffers(cap):
     return np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap)
 
 
-@njit(error_model="numpy")
-def init_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data, ws,
-                    binops, unops, weights, params, feature_cdf, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
-    """Fill a population with random small expressions (at most 3 operators each)."""
-    size, max_length = pop_ops.shape
+@njit
+def _scratch(population, data, use_offset):
+    """The working buffers of one call: the candidate (``child``) and a spare expression, the
+    tournament's sample and costs, the residuals of the free offset (when on, else empty)."""
+    size, max_length = population[0].shape[0], population[0].shape[1]
     cap = 2 * max_length + 4
-    o_ops, o_feats, o_vals = _tree_buffers(cap)
-    t_ops, t_feats, t_vals = _tree_buffers(cap)
+    w = data[2]
+    uniform_weights = True
+    for i in range(w.shape[0]):
+        uniform_weights = uniform_weights and w[i] == w[0]
+    return Scratch(_tree_buffers(cap), _tree_buffers(cap), cap, max_length, np.empty(size, dtype=np.int64),
+                   np.empty(size), np.empty(data[1].shape[0] if use_offset else 0), uniform_weights)
+
+
+@njit(error_model="numpy")
+def init_population(population, state, data, ws, grammar, hof):
+    """Fill a population with random small expressions (at most 3 operators each)."""
+    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth = population
+    weights, params = grammar[2], grammar[3]
+    scratch = _scratch(population, data, False)
+    child = scratch.child
     maxsize = int(params[P_MAXSIZE])
-    for i in range(size):
+    for i in range(pop_ops.shape[0]):
         length = -1
         while length < 0:
             target = 1 + randint(state, min(maxsize, 7))
-            length = random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target, weights, state,
-                                 binops, unops, feature_cdf)
-            if _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize) < 0:
+            length = random_tree(*child, *scratch.spare, scratch.cap, target, weights, state, grammar[0], grammar[1],
+                                 grammar[4])
+            if _accept(child, length, scratch.max_length, weights, maxsize) < 0:
                 length = -1
-        cplx = tree_complexity(o_ops, length, weights)
-        loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
-        _copy(o_ops, o_feats, o_vals, 0, length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
+        cplx = tree_complexity(child[0], length, weights)
+        loss = tree_loss(child[0], child[1], child[2], length, data, ws)
+        _copy(child[0], child[1], child[2], 0, length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
         pop_len[i] = length
         pop_loss[i] = loss
         pop_cplx[i] = cplx
         pop_birth[i] = birth[0]
         birth[0] += 1
-        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
+        _update_hof(child[0], child[1], child[2], length, loss, cplx, *hof)
 
 
 @njit(error_model="numpy")
-def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, state, data,
-                      ws, binops, unops, weights, params, feature_cdf, mutation_weights, freq_global, freq_local,
-                      hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
-    """One iteration of regularized evolution of one population; returns the evaluations used."""
-    size, max_length = pop_ops.shape
-    cap = 2 * max_length + 4
-    o_ops, o_feats, o_vals = _tree_buffers(cap)
-    t_ops, t_feats, t_vals = _tree_buffers(cap)
-    scratch_idx = np.empty(size, dtype=np.int64)
-    scratch_cost = np.empty(size)
-    freq = np.empty(freq_global.shape[0])
-    maxsize = int(params[P_MAXSIZE])
-    use_offset = params[P_FREE_OFFSET] > 0
-    n_rows = data[1].shape[0] if use_offset else 0
-    uniform_weights = True
-    for i in range(data[2].shape[0]):
-        uniform_weights = uniform_weights and data[2][i] == data[2][0]
-    offset_scratch = (np.empty(n_rows), uniform_weights)
-    hof = (hof_ops, hof_feats, hof_vals, hof_len, hof_loss)
-    n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
-    per_cycle = (size + n_tournament - 1) // n_tournament
+def _select(population, freq, params, scratch, state):
+    """A tournament winner among the population's members."""
+    return _tournament(population[4], population[5], params, freq, scratch.tournament_idx, scratch.tournament_cost,
+                       state)
+
+
+@njit(error_model="numpy")
+def _crossover_step(population, state, freq, data, ws, grammar, scratch, freq_local, hof):
+    """Two tournament winners swap subtrees; each valid child is scored and replaces the oldest
+    member. Returns the evaluations used."""
+    pop_ops, pop_feats, pop_vals, pop_len = population[0], population[1], population[2], population[3]
+    weights, params = grammar[2], grammar[3]
+    a = _select(population, freq, params, scratch, state)
+    b = _select(population, freq, params, scratch, state)
     evals = 0
-    for _cycle in range(int(params[P_NCYCLES])):
-        for c in range(freq.shape[0]):
-            freq[c] = freq_global[c] + freq_local[c]
-        for _ in range(per_cycle):
-            if uniform(state) < params[P_CROSSOVER]:
-                a = _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state)
-                b = _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state)
-                for child in range(2):
-                    x, y = (a, b) if child == 0 else (b, a)
-                    length = _crossover(pop_ops[x], pop_feats[x], pop_vals[x], pop_len[x], pop_ops[y],
-                                        pop_feats[y], pop_vals[y], pop_len[y], o_ops, o_feats, o_vals, cap, state)
-                    cplx = _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize)
-                    if cplx < 0:
-                        continue
-                    length, loss, cplx = _score_candidate(o_ops, o_feats, o_vals, length, cplx, data, ws,
-                                                          offset_scratch, weights, max_length, params, hof)
-                    evals += 1
-                    _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats,
-                             pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops,
-                             hof_feats, hof_vals, hof_len, hof_loss)
-                continue
-            parent = _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state)
-            p_len = pop_len[parent]
-            cplx = -1
-            kind = M_NOTHING
-            for _attempt in range(10):  # PySR skips failed mutations: try another one
-                kind = _pick(mutation_weights, state)
-                length = _mutate(kind, pop_ops[parent], pop_feats[parent], pop_vals[parent], p_len, o_ops,
-                                 o_feats, o_vals, cap, state, binops, unops, weights, params, feature_cdf, t_ops,
-                                 t_feats, t_vals)
-                cplx = _accept(o_ops, o_feats, o_vals, length, max_length, weights, maxsize)
-                if cplx >= 0:
-                    break
-            if cplx < 0:
-                length = p_len
-                _copy(pop_ops[parent], pop_feats[parent], pop_vals[parent], 0, p_len, o_ops, o_feats, o_vals, 0)
-                cplx = pop_cplx[parent]
-                kind = M_NOTHING
-            if kind == M_NOTHING:
-                loss = pop_loss[parent]
-            else:
-                length, loss, cplx = _score_candidate(o_ops, o_feats, o_vals, length, cplx, data, ws, offset_scratch,
-                                                      weights, max_length, params, hof)
-                evals += 1
-            _replace(_oldest(pop_birth), o_ops, o_feats, o_vals, length, loss, cplx, pop_ops, pop_feats, pop_vals,
-                     pop_len, pop_loss, pop_cplx, pop_birth, birth, freq_local, hof_ops, hof_feats, hof_vals,
-                     hof_len, hof_loss)
-    # simplify every member, optimise the constants of some
-    for i in range(size):
+    for child_index in range(2):
+        x, y = (a, b) if child_index == 0 else (b, a)
+        length = _crossover(pop_ops[x], pop_feats[x], pop_vals[x], pop_len[x], pop_ops[y], pop_feats[y],
+                            pop_vals[y], pop_len[y], *scratch.child, scratch.cap, state)
+        cplx = _accept(scratch.child, length, scratch.max_length, weights, int(params[P_MAXSIZE]))
+        if cplx < 0:
+            continue
+        length, loss, cplx = _score_candidate(scratch.child, length, cplx, data, ws, scratch, grammar, hof)
+        evals += 1
+        _enter(scratch.child, length, loss, cplx, population, freq_local, hof)
+    return evals
+
+
+@njit(error_model="numpy")
+def _mutation_step(population, state, freq, data, ws, grammar, mutation_weights, scratch, freq_local, hof):
+    """A tournament winner is mutated (up to 10 tries for a valid child, else copied unchanged);
+    the child replaces the oldest member. Returns the evaluations used."""
+    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = population[:6]
+    weights, params = grammar[2], grammar[3]
+    child = scratch.child
+    parent = _select(population, freq, params, scratch, state)
+    p_len = pop_len[parent]
+    cplx = -1
+    kind = M_NOTHING
+    length = p_len
+    for _attempt in range(10):  # PySR skips failed mutations: try another one
+        kind = _pick(mutation_weights, state)
+        length = _mutate(kind, (pop_ops[parent], pop_feats[parent], pop_vals[parent]), p_len, child, scratch.spare,
+                         scratch.cap, state, grammar)
+        cplx = _accept(child, length, scratch.max_length, weights, int(params[P_MAXSIZE]))
+        if cplx >= 0:
+            break
+    if cplx < 0:
+        length = p_len
+        _copy(pop_ops[parent], pop_feats[parent], pop_vals[parent], 0, p_len, child[0], child[1], child[2], 0)
+        cplx = pop_cplx[parent]
+        kind = M_NOTHING
+    evals = 0
+    if kind == M_NOTHING:
+        loss = pop_loss[parent]
+    else:
+        length, loss, cplx = _score_candidate(child, length, cplx, data, ws, scratch, grammar, hof)
+        evals = 1
+    _enter(child, length, loss, cplx, population, freq_local, hof)
+    return evals
+
+
+@njit(error_model="numpy")
+def _tidy_population(population, state, data, ws, grammar, scratch, hof):
+    """Simplify every member, optimise the constants of some (probability
+    ``P_OPTIMIZE_PROBABILITY``), and offer each to the hall of fame. Returns the evaluations used."""
+    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = population[:6]
+    weights, params = grammar[2], grammar[3]
+    child = scratch.child
+    evals = 0
+    for i in range(pop_ops.shape[0]):
         length = pop_len[i]
         if params[P_SIMPLIFY] > 0:
-            new_length = simplify_tree(pop_ops[i], pop_feats[i], pop_vals[i], length, o_ops, o_feats, o_vals)
+            new_length = simplify_tree(pop_ops[i], pop_feats[i], pop_vals[i], length, child[0], child[1], child[2])
             if new_length < length:
-                _copy(o_ops, o_feats, o_vals, 0, new_length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
+                _copy(child[0], child[1], child[2], 0, new_length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
                 pop_len[i] = new_length
                 pop_cplx[i] = tree_complexity(pop_ops[i], new_length, weights)
                 pop_loss[i] = tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], new_length, data, ws)
@@ -991,6 +1016,32 @@ def evolve_population(pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx,
             pop_loss[i] = optimize_constants(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], data, ws, state,
                                              before, int(params[P_OPTIMIZE_EVALS]), int(params[P_OPTIMIZE_RESTARTS]))
             evals += int(params[P_OPTIMIZE_EVALS]) * (int(params[P_OPTIMIZE_RESTARTS]) + 1)
-        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], hof_ops, hof_feats,
-                    hof_vals, hof_len, hof_loss)
+        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], *hof)
     return evals
+
+
+@njit(error_model="numpy")
+def evolve_population(population, state, data, ws, grammar, mutation_weights, freq_global, freq_local, hof):
+    """One iteration of regularized evolution of one population; returns the evaluations used.
+
+    ``population`` is the record ``(ops, feats, vals, length, loss, complexity, birth, births)``
+    (member arrays and the 1-element birth counter), ``hof`` the hall of fame ``(ops, feats,
+    vals, length, loss)`` indexed by complexity, ``grammar`` ``(binops, unops, weights, params,
+    feature_cdf)``; ``freq_local`` counts the complexities that entered the population.
+    """
+    params = grammar[3]
+    scratch = _scratch(population, data, params[P_FREE_OFFSET] > 0)
+    freq = np.empty(freq_global.shape[0])
+    n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
+    per_cycle = (population[0].shape[0] + n_tournament - 1) // n_tournament
+    evals = 0
+    for _cycle in range(int(params[P_NCYCLES])):
+        for c in range(freq.shape[0]):
+            freq[c] = freq_global[c] + freq_local[c]
+        for _ in range(per_cycle):
+            if uniform(state) < params[P_CROSSOVER]:
+                evals += _crossover_step(population, state, freq, data, ws, grammar, scratch, freq_local, hof)
+            else:
+                evals += _mutation_step(population, state, freq, data, ws, grammar, mutation_weights, scratch,
+                                        freq_local, hof)
+    return evals + _tidy_population(population, state, data, ws, grammar, scratch, hof)

@@ -154,9 +154,9 @@ class Populations:
                    [new_state(int(s)) for s in seeds])
 
     def kernel_args(self, p) -> tuple:
-        """Population ``p`` as the leading arguments of the engine kernels."""
-        return (self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p], self.complexity[p],
-                self.birth[p], self.births[p], self.random_states[p])
+        """Population ``p`` as the engine kernels' leading arguments: its record and random state."""
+        return ((self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p], self.complexity[p],
+                 self.birth[p], self.births[p]), self.random_states[p])
 
 
 @dataclass
@@ -283,9 +283,9 @@ class _Evolution:
     """One run of the search over a :class:`SearchState`: what stays fixed (data, kernel
     tables, workspaces) and the steps of an iteration."""
 
-    def __init__(self, state: SearchState, data, kernel_tables, mutation_weights, settings: SearchSettings, batch):
+    def __init__(self, state: SearchState, data, grammar, mutation_weights, settings: SearchSettings, batch):
         n_pop = settings.populations
-        self.state, self.data, self.kernel_tables, self.mutation_weights = state, data, kernel_tables, mutation_weights
+        self.state, self.data, self.grammar, self.mutation_weights = state, data, grammar, mutation_weights
         self.n_jobs = max(1, min(settings.n_jobs, n_pop))
         n, max_length = data[1].shape[0], settings.maxsize
         self.workspaces = [make_workspace(max_length, batch if batch is not None else n) for _ in range(self.n_jobs)]
@@ -303,7 +303,7 @@ class _Evolution:
             self.batches.draw(self.pop_data)
         for p in range(len(self.pop_data)):
             init_population(*self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[0],
-                            *self.kernel_tables, *self._hof_args(p))
+                            self.grammar, self._hof_args(p))
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
 
@@ -327,8 +327,8 @@ class _Evolution:
         evals = 0
         for p in range(j, len(self.pop_data), self.n_jobs):
             evals += evolve_population(*self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j],
-                                       *self.kernel_tables, self.mutation_weights, self.state.freq_global,
-                                       self.freq_local[p], *self._hof_args(p))
+                                       self.grammar, self.mutation_weights, self.state.freq_global,
+                                       self.freq_local[p], self._hof_args(p))
         return evals
 
     def sync(self, settings, params):

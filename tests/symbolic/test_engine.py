@@ -76,8 +76,8 @@ def test_every_mutation_yields_valid_trees(kind):
     tmp = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     changed = 0
     for ops, feats, vals in random_expressions(200, 3, seed=kind):
-        n = G._mutate(kind, ops, feats, vals, len(ops), *out, cap, state, ALL_BINARY, ALL_UNARY, WEIGHTS, params,
-                     UNIFORM_3, *tmp)
+        n = G._mutate(kind, (ops, feats, vals), len(ops), out, tmp, cap, state,
+                     (ALL_BINARY, ALL_UNARY, WEIGHTS, params, UNIFORM_3))
         if n < 0:  # not applicable (e.g. no constant to mutate)
             continue
         assert _is_valid(out[0][:n], 3, out[1][:n])
@@ -140,17 +140,18 @@ def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
     params[G.P_FREE_OFFSET] = free_offset
     pop = (np.zeros((size, L), np.int64), np.zeros((size, L), np.int64), np.zeros((size, L)),
            np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
-           np.zeros(1, np.int64), new_state(3))
+           np.zeros(1, np.int64))
+    state = new_state(3)
     ws = make_workspace(L, 60)
     data = (np.ascontiguousarray(X.T), y, np.ones(60), 60.0, LOSS_PINBALL, 0.5)
     hof = (np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L)),
            np.zeros(maxsize + 1, np.int64), np.full(maxsize + 1, np.inf))
     binops, unops = np.array([E.ADD, E.MUL], np.int64), np.array([E.COS], np.int64)
-    G.init_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, *hof)
+    grammar = (binops, unops, WEIGHTS, params, UNIFORM_2)
+    G.init_population(pop, state, data, ws, grammar, hof)
     weights = np.ones(len(G.MUTATION_NAMES))
     freq_local = np.zeros(maxsize + 1)
-    evals = G.evolve_population(*pop, data, ws, binops, unops, WEIGHTS, params, UNIFORM_2, weights,
-                                np.zeros(maxsize + 1), freq_local, *hof)
+    evals = G.evolve_population(pop, state, data, ws, grammar, weights, np.zeros(maxsize + 1), freq_local, hof)
     assert evals > 20 * 2 and freq_local.sum() > 0
     pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = pop[:6]
     for i in range(size):
