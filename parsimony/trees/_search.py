@@ -11,8 +11,10 @@ or a proven lower bound at least the budget. Subproblems are memoised in an open
 hash table over flat arrays (key words, depth, lower bound, exact value, best feature). Under a
 depth limit and the squared loss, subproblems of remaining depth two are solved exactly when first
 met, by a terminal solver that scores every depth-two tree from per-feature-pair sums (one pass
-over the classes; the idea of STreeD, Van der Linden et al., NeurIPS 2023). Lower bounds: the
-k-Means (k-median for the absolute loss) equivalent-points bound, capped at ``2**d`` leaves under a
+over the classes; the idea of STreeD, Van der Linden et al., NeurIPS 2023); the two children of a
+depth-three subproblem's split take one pass over the smaller child, the larger one's sums being
+the parent's minus the smaller's. Pair sums leave out the features that split nothing. Lower
+bounds: the k-Means (k-median for the absolute loss) equivalent-points bound, capped at ``2**d`` leaves under a
 depth limit, and every bound proven by earlier searches. For the squared loss, features are first
 scored with free bounds (each child is one leaf, of exact cost, or has two or more leaves, costing
 at least its equivalent-points loss + 2 lam; or its stored bound); under a depth limit the same
@@ -20,7 +22,9 @@ pair sums give a two-level lookahead instead (each child is a leaf or split once
 grandchild bounded that way). Features these rule out are dropped, the rest are tried in increasing
 order of that score, and a feature's k-Means bounds are computed only when the loop reaches it
 (then it is skipped if they reach the budget). The loop stops at the first feature whose bound
-reaches the budget. Whether a returned value is exact or only a bound is passed explicitly, never
+reaches the budget. A subproblem that finds no tree below its budget stores the least bound over
+its leaf and its candidates (often above the budget), so later visits with higher budgets need not
+expand it again. Whether a returned value is exact or only a bound is passed explicitly, never
 inferred from floating-point comparisons with the budget.
 
 The kernel runs for a bounded number of node expansions and returns; the explicit stack makes
@@ -194,7 +198,13 @@ Frames = namedtuple("Frames", [
     "false_bound",    # (frames, features) lower bound of each candidate's false child
     "true_bound",     # (frames, features) and of its true child
     "bounds_final",   # (frames, features) 1 once both children's bounds are computed
+    "dropped",        # least bound of the features its expansion ruled out (inf: none)
     "top",            # [0] stack height (0 when the root has returned), [1] unused
+    "parent_pairs",   # (features, features, 4) pair sums of the expanded depth-three frame (squared
+    #                   loss, depth limit; else (1, 1, 4)): its terminal children's come from them
+    "parent_kept",    # (1 + features,) their index: the features that split it (see _index_features)
+    "parent_slot",    # (features,) and each feature's place in that list
+    "parent_count",   # [0] its number of classes
 ])
 Frames.__doc__ = "The explicit depth-first stack, so a paused search resumes where it stopped."
 
@@ -205,6 +215,7 @@ Scratch = namedtuple("Scratch", [
     "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
     "cand_false", "cand_true", "cand_known",
     "pairs", "pair_within",                                         # (features, features, 4) pair sums
+    "kept", "slot", "active", "ones",                               # feature index, a class's features
 ])
 
 
@@ -222,14 +233,20 @@ def make_problem(loss_kind, bound_kind, lam, unlimited, class_features, feature_
                    class_sum, class_sumsq, class_mean, class_within, row_class, row_y, row_w)
 
 
+def pair_width(problem):
+    """Side of the pair-sum arrays: the number of features under the squared loss and a depth limit
+    (the lookahead and the terminal solver use them), else 1."""
+    n_feat = problem.feature_bits.shape[0]
+    return n_feat if problem.loss_kind == LOSS_SQUARED and not problem.unlimited else 1
+
+
 @njit
-def new_scratch(problem):
-    """Work buffers for one kernel call."""
+def new_scratch(problem, n_pairs):
+    """Work buffers for one kernel call (pair sums of side ``n_pairs``, see :func:`pair_width`)."""
     n_feat = problem.feature_bits.shape[0]
     n_classes = problem.class_weight.shape[0]
     nw = problem.feature_bits.shape[1]
     buf_n = max(n_classes, problem.row_y.shape[0])
-    n_pairs = n_feat if problem.loss_kind == LOSS_SQUARED and not problem.unlimited else 1
     return Scratch(
         np.empty(n_classes, dtype=np.int64), np.empty(buf_n), np.empty(buf_n),
         np.empty(n_feat), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat),
@@ -237,6 +254,8 @@ def new_scratch(problem):
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty((n_pairs, n_pairs, 4)), np.empty((n_pairs, n_pairs)),
+        np.empty(n_feat + 1, dtype=np.int64), np.empty(n_feat, dtype=np.int64), np.empty(n_feat, dtype=np.int64),
+        np.empty(n_feat, dtype=np.int64),
     )
 
 
@@ -379,7 +398,7 @@ def _entry(problem, memo, scratch, words, d, known):
     t = _find(memo.keys, memo.depth, words, d)
     if memo.depth[t] == -1:
         _register(problem, memo, words, d, t, scratch.members, scratch.buf_w, scratch.buf_v, scratch.pairs,
-                  scratch.pair_within, known)
+                  scratch.pair_within, scratch.kept, scratch.slot, scratch.active, scratch.ones, known)
     return t
 
 
@@ -390,7 +409,8 @@ def _terminal(problem, d):
 
 
 @njit
-def _register(problem, memo, words, d, t, members, buf_w, buf_v, pairs, pair_within, known):
+def _register(problem, memo, words, d, t, members, buf_w, buf_v, pairs, pair_within, kept, slot, active, ones,
+              known):
     """Store the new subproblem ``(words, d)`` in the empty slot ``t`` with its lower bound.
 
     ``known`` is a bound proven already (0 if none). Depth-two subproblems under the squared loss
@@ -399,23 +419,33 @@ def _register(problem, memo, words, d, t, members, buf_w, buf_v, pairs, pair_wit
     lookahead): expanding such a subproblem, whose children are all terminal, proves more for less
     than its k-Means bound. (Plain arrays, not the scratch record: this runs for every subproblem.)
     """
+    if _terminal(problem, d):
+        value, j, k0, k1 = _depth_two(problem, words, members, pairs, pair_within, kept, slot, active, ones)
+        _store_solved(memo, words, d, t, value, j, k0, k1)
+        return
     assign(memo.keys[t], words)
     memo.depth[t] = d
     memo.counters[0] += 1
     memo.value[t] = np.inf
     memo.feature[t] = -2
-    if _terminal(problem, d):
-        value, j, k0, k1 = _depth_two(problem, words, members, pairs, pair_within)
-        memo.lower[t] = value
-        memo.value[t] = value
-        memo.feature[t] = pack_splits(j, k0, k1)
-        memo.counters[2] += 1
-    elif d == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited:
+    if d == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited:
         memo.lower[t] = known if known > problem.lam else problem.lam  # a tree has a leaf at least
     else:
         bound = lower_bound(problem, words, d, members, buf_w, buf_v)
         memo.lower[t] = bound if bound > known else known
         memo.counters[2] += 1
+
+
+@njit
+def _store_solved(memo, words, d, t, value, j, k0, k1):
+    """Store the new subproblem ``(words, d)``, solved by the terminal solver, in the empty slot ``t``."""
+    assign(memo.keys[t], words)
+    memo.depth[t] = d
+    memo.counters[0] += 1
+    memo.counters[2] += 1
+    memo.lower[t] = value
+    memo.value[t] = value
+    memo.feature[t] = pack_splits(j, k0, k1)
 
 
 @njit
@@ -449,24 +479,50 @@ _TIE = 1e-13  # a candidate must beat the best so far by this much (objectives a
 
 
 @njit
-def _pair_sums(problem, words, members, pairs, pair_within, within):
-    """Sums over the classes of ``words`` for every pair of features ``j <= k`` where both are 1.
+def _index_features(words, fbits, kept, slot):
+    """List the features that split ``words`` (ascending) in ``kept[1:]``, their number in ``kept[0]``,
+    and each feature's index in that list in ``slot`` (-1: it splits nothing).
 
-    ``pairs[j, k]`` gets the weight, sum, sum of squares and count of those classes (``j == k``:
-    where ``j`` is 1), and with ``within`` ``pair_within[j, k]`` their within-class loss. Returns
-    ``(n_members, weight, sum, sum of squares, within)`` of all of them.
+    Pair sums are indexed by that list: a feature that splits nothing here splits nothing below.
+    """
+    k = 0
+    for j in range(fbits.shape[0]):
+        one = False
+        zero = False
+        for i in range(words.shape[0]):
+            if words[i] & fbits[j, i] != _ZERO:
+                one = True
+            if words[i] & ~fbits[j, i] != _ZERO:
+                zero = True
+        if one and zero:
+            slot[j] = k
+            kept[1 + k] = j
+            k += 1
+        else:
+            slot[j] = -1
+    kept[0] = k
+
+
+@njit
+def _pair_sums(problem, words, members, pairs, pair_within, within, slot, n_kept, ones):
+    """Sums over the classes of ``words`` for every pair of indexed features ``a <= b`` where both are 1.
+
+    Features are indexed by ``slot`` (see :func:`_index_features`; -1: left out), ``n_kept`` of them.
+    ``pairs[a, b]`` gets the weight, sum, sum of squares and count of those classes (``a == b``:
+    where ``a`` is 1), and with ``within`` ``pair_within[a, b]`` their within-class loss. ``ones``
+    is work space. Returns ``(n_members, weight, sum, sum of squares, within)`` of all of them.
     """
     cw = problem.class_weight
     cs = problem.class_sum
     cq = problem.class_sumsq
     cv = problem.class_within
-    ones = problem.class_ones
-    n_feat = problem.feature_bits.shape[0]
-    for j in range(n_feat):
-        for k in range(j, n_feat):
+    class_ones = problem.class_ones
+    for a in range(n_kept):
+        for b in range(a, n_kept):
             for t in range(4):
-                pairs[j, k, t] = 0.0
-            pair_within[j, k] = 0.0
+                pairs[a, b, t] = 0.0
+            if within:
+                pair_within[a, b] = 0.0
     n, tw, ts, tq = _class_totals(problem, words, members)
     tv = 0.0
     for i in range(n):
@@ -474,23 +530,42 @@ def _pair_sums(problem, words, members, pairs, pair_within, within):
         w = cw[c]
         s = cs[c]
         q = cq[c]
-        m = ones[c, 0]
-        for a in range(1, m + 1):
-            row = pairs[ones[c, a]]
-            for b in range(a, m + 1):
-                cell = row[ones[c, b]]
-                cell[0] += w
-                cell[1] += s
-                cell[2] += q
-                cell[3] += 1.0
+        m = 0
+        for a in range(1, class_ones[c, 0] + 1):
+            k = slot[class_ones[c, a]]
+            if k >= 0:
+                ones[m] = k
+                m += 1
+        for a in range(m):
+            ja = ones[a]
+            for b in range(a, m):
+                jb = ones[b]
+                pairs[ja, jb, 0] += w
+                pairs[ja, jb, 1] += s
+                pairs[ja, jb, 2] += q
+                pairs[ja, jb, 3] += 1.0
         if within:
             v = cv[c]
             tv += v
-            for a in range(1, m + 1):
-                row_v = pair_within[ones[c, a]]
-                for b in range(a, m + 1):
-                    row_v[ones[c, b]] += v
+            if v != 0.0:
+                for a in range(m):
+                    ja = ones[a]
+                    for b in range(a, m):
+                        pair_within[ja, ones[b]] += v
     return n, tw, ts, tq, tv
+
+
+@njit
+def _active_list(pairs, n, n_kept, active):
+    """Write the indexed features that split a set of ``n`` classes (by its pair sums' counts) into
+    ``active`` (ascending); return how many."""
+    na = 0
+    for a in range(n_kept):
+        na_ = pairs[a, a, 3]
+        if 0.0 < na_ < n:
+            active[na] = a
+            na += 1
+    return na
 
 
 @njit
@@ -506,15 +581,15 @@ def _part(lam, w, s, q, v, leaves):
 
 
 @njit
-def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie):
+def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie, active, n_active):
     """The false and true children of feature ``j``: each one leaf or split once more, from the pair sums.
 
     With ``leaves`` the grandchildren are leaves and the values exact (depth one); otherwise they
     are lower bounds (each grandchild at least :func:`_part`; ``pw`` holds the pairs' within-class
-    losses, unused with ``leaves``). A split must beat the best so far by ``tie``. Returns ``(value0, value1, split0,
-    split1)`` (-1: the child stays a leaf).
+    losses, unused with ``leaves``). The children's splits are taken from ``active[:n_active]``
+    (ascending; every feature that splits the parent). A split must beat the best so far by
+    ``tie``. Returns ``(value0, value1, split0, split1)`` (-1: the child stays a leaf).
     """
-    n_feat = pairs.shape[0]
     n1 = pairs[j, j, 3]
     n0 = n - n1
     w1 = pairs[j, j, 0]
@@ -529,7 +604,8 @@ def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie):
     best0 = _cell_loss(w0, s0, q0) + lam
     k1 = -1
     k0 = -1
-    for k in range(n_feat):
+    for ak in range(n_active):
+        k = active[ak]
         if k == j:
             continue
         a = j if j < k else k
@@ -562,32 +638,157 @@ def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie):
 
 
 @njit
-def _depth_two(problem, words, members, pairs, pair_within):
-    """Optimal tree of depth at most two on the classes of ``words`` under the squared loss.
+def _best_of_pairs(lam, pairs, pair_within, n, tw, ts, tq, kept, active):
+    """Optimal tree of depth at most two on a set of ``n`` classes (weight ``tw``, sum ``ts``, squares
+    ``tq``) from its pair sums, indexed by ``kept`` (see :func:`_index_features`); ``active`` is work
+    space. Returns ``(value, j, k0, k1)`` like :func:`_depth_two`.
 
-    One pass over the classes accumulates the sums of every pair of features (:func:`_pair_sums`,
-    into the work arrays ``pairs`` and ``pair_within``); the four cells of any pair of splits follow
-    by differences, so every depth-two tree is scored without visiting the classes again. Returns
-    ``(value, j, k0, k1)``: the optimal objective, the root split (-1: a leaf) and the splits of its
-    false and true children (-1: leaves).
+    A split is scored only if its children could beat the best so far: each is a leaf or costs
+    at least ``2 lam``.
     """
-    lam = problem.lam
-    n, tw, ts, tq, tv = _pair_sums(problem, words, members, pairs, pair_within, False)
     best = _cell_loss(tw, ts, tq) + lam
     best_j = -1
     best_k0 = -1
     best_k1 = -1
-    for j in range(pairs.shape[0]):
-        n1 = pairs[j, j, 3]
-        if n1 == 0.0 or n1 == n:
+    two = 2.0 * lam
+    n_active = _active_list(pairs, n, kept[0], active)
+    for a in range(n_active):
+        j = active[a]
+        leaf1 = _cell_loss(pairs[j, j, 0], pairs[j, j, 1], pairs[j, j, 2]) + lam
+        leaf0 = _cell_loss(tw - pairs[j, j, 0], ts - pairs[j, j, 1], tq - pairs[j, j, 2]) + lam
+        if (leaf0 if leaf0 < two else two) + (leaf1 if leaf1 < two else two) >= best - _TIE:
             continue
-        v0, v1, k0, k1 = _children_of(pairs, pair_within, lam, j, n, tw, ts, tq, tv, True, _TIE)
+        v0, v1, k0, k1 = _children_of(pairs, pair_within, lam, j, n, tw, ts, tq, 0.0, True, _TIE, active, n_active)
         if v0 + v1 < best - _TIE:
             best = v0 + v1
-            best_j = j
-            best_k0 = k0
-            best_k1 = k1
+            best_j = kept[1 + j]
+            best_k0 = kept[1 + k0] if k0 >= 0 else -1
+            best_k1 = kept[1 + k1] if k1 >= 0 else -1
     return best, best_j, best_k0, best_k1
+
+
+@njit
+def _depth_two(problem, words, members, pairs, pair_within, kept, slot, active, ones):
+    """Optimal tree of depth at most two on the classes of ``words`` under the squared loss.
+
+    One pass over the classes accumulates the sums of every pair of features (:func:`_pair_sums`,
+    into the work arrays ``pairs`` and ``pair_within``; ``kept``, ``slot``, ``active`` and ``ones``
+    are work space too); the four cells of any pair of splits follow by differences, so every
+    depth-two tree is scored without visiting the classes again. Returns ``(value, j, k0, k1)``: the
+    optimal objective, the root split (-1: a leaf) and the splits of its false and true children
+    (-1: leaves).
+    """
+    _index_features(words, problem.feature_bits, kept, slot)
+    n, tw, ts, tq, _ = _pair_sums(problem, words, members, pairs, pair_within, False, slot, kept[0], ones)
+    return _best_of_pairs(problem.lam, pairs, pair_within, n, tw, ts, tq, kept, active)
+
+
+@njit
+def _tree_value(problem, words, members, j, k0, k1):
+    """Objective of the depth-two tree ``(j, k0, k1)`` (as :func:`_depth_two` returns it) on ``words``,
+    in the arithmetic of :func:`_best_of_pairs` on pair sums from :func:`_pair_sums`: each sum adds
+    the same classes in the same order, so the value is the one a pass over ``words`` would give.
+    """
+    lam = problem.lam
+    cw = problem.class_weight
+    cs = problem.class_sum
+    cq = problem.class_sumsq
+    fbits = problem.feature_bits
+    n, tw, ts, tq = _class_totals(problem, words, members)
+    if j < 0:
+        return _cell_loss(tw, ts, tq) + lam
+    # sums where j is 1 (w1..), where j and k1 are 1 (w11..), where k0 is 1 (wk..), where j and k0 are 1 (wj..)
+    w1 = s1 = q1 = w11 = s11 = q11 = wk = sk = qk = wj = sj = qj = 0.0
+    for i in range(n):
+        c = members[i]
+        in_j = _row_in(fbits[j], c) != _ZERO
+        if in_j:
+            w1 += cw[c]
+            s1 += cs[c]
+            q1 += cq[c]
+            if k1 >= 0 and _row_in(fbits[k1], c) != _ZERO:
+                w11 += cw[c]
+                s11 += cs[c]
+                q11 += cq[c]
+        if k0 >= 0 and _row_in(fbits[k0], c) != _ZERO:
+            wk += cw[c]
+            sk += cs[c]
+            qk += cq[c]
+            if in_j:
+                wj += cw[c]
+                sj += cs[c]
+                qj += cq[c]
+    w0 = tw - w1
+    s0 = ts - s1
+    q0 = tq - q1
+    if k1 < 0:
+        v1 = _cell_loss(w1, s1, q1) + lam
+    else:
+        v1 = (_cell_loss(w11, s11, q11) + lam) + (_cell_loss(w1 - w11, s1 - s11, q1 - q11) + lam)
+    if k0 < 0:
+        v0 = _cell_loss(w0, s0, q0) + lam
+    else:
+        w01 = wk - wj
+        s01 = sk - sj
+        q01 = qk - qj
+        v0 = (_cell_loss(w01, s01, q01) + lam) + (_cell_loss(w0 - w01, s0 - s01, q0 - q01) + lam)
+    return v0 + v1
+
+
+@njit
+def _terminal_children(problem, memo, frames, f, j, scratch):
+    """Register the missing depth-two children of candidate ``j`` of the depth-three frame ``f``, solved.
+
+    The frame's pair sums are kept from its expansion (``frames.parent_pairs``, indexed by
+    ``frames.parent_kept``): one pass over the smaller child gives its pair sums, and the larger
+    child's are the parent's minus them (a pass over the larger child is taken instead when only it
+    is missing and it is small). The larger child's value is then recomputed from sums over its
+    classes (:func:`_tree_value`), so the table holds what a pass over it would have given.
+    """
+    words = frames.words[f]
+    fbits = problem.feature_bits
+    lam = problem.lam
+    keys = memo.keys
+    depth = memo.depth
+    child = scratch.child
+    other = scratch.other
+    pairs = scratch.pairs
+    parent = frames.parent_pairs
+    kept = frames.parent_kept
+    n_kept = kept[0]
+    jj = frames.parent_slot[j]
+    n1 = np.int64(parent[jj, jj, 3])
+    n0 = frames.parent_count[0] - n1
+    small = 1 if n1 <= n0 else 0
+    n_small = n1 if small == 1 else n0
+    n_large = n0 if small == 1 else n1
+    _split_child(words, fbits, j, small, child)
+    _split_child(words, fbits, j, 1 - small, other)
+    t_small = _find(keys, depth, child, 2)
+    t_large = _find(keys, depth, other, 2)
+    need_small = depth[t_small] == -1
+    need_large = depth[t_large] == -1
+    if need_large and (need_small or 2 * n_small + 8 < n_large):
+        n, tw, ts, tq, _ = _pair_sums(problem, child, scratch.members, pairs, scratch.pair_within, False,
+                                      frames.parent_slot, n_kept, scratch.ones)
+        if need_small:
+            value, a, k0, k1 = _best_of_pairs(lam, pairs, scratch.pair_within, n, tw, ts, tq, kept, scratch.active)
+            _store_solved(memo, child, 2, t_small, value, a, k0, k1)
+            t_large = _find(keys, depth, other, 2)  # the new entry may sit where the other would go
+        for a in range(n_kept):
+            for b in range(a, n_kept):
+                for t in range(4):
+                    pairs[a, b, t] = parent[a, b, t] - pairs[a, b, t]
+        n, tw, ts, tq = _class_totals(problem, other, scratch.members)
+        value, a, k0, k1 = _best_of_pairs(lam, pairs, scratch.pair_within, n, tw, ts, tq, kept, scratch.active)
+        if a >= 0:  # differences of sums round differently: the value as a pass over the child gives it
+            value = _tree_value(problem, other, scratch.members, a, k0, k1)
+        _store_solved(memo, other, 2, t_large, value, a, k0, k1)
+        return
+    if need_small:
+        _entry(problem, memo, scratch, child, 2, 0.0)
+    if need_large:
+        _entry(problem, memo, scratch, other, 2, 0.0)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -736,15 +937,17 @@ def _sort_candidates(scratch, nf):
 
 
 @njit
-def _candidates(problem, memo, words, dc, limit, scratch):
-    """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number.
+def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
+    """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number and the least
+    bound of the features ruled out (inf: none).
 
     At the last level (``dc == 0``) the key is the exact two-leaf objective. For the squared loss
     with a bound, features are scored by free bounds (``_free_pair``, raised by the stored bounds
     of children already in the table); features these rule out (reaching ``limit``) are dropped
     and the k-Means bounds wait until the search reaches them. Otherwise both children are
     registered in the table with their bounds. Features splitting like an earlier one are skipped.
-    Records are unpacked once here: the per-feature helpers take plain arrays.
+    Records are unpacked once here: the per-feature helpers take plain arrays. The lookahead's pair
+    sums go to ``pairs``, indexed by ``kept`` and ``slot`` (the frame's, when its children are terminal).
     """
     lam = problem.lam
     lazy = problem.bound_kind != BOUND_NONE and problem.loss_kind == LOSS_SQUARED
@@ -761,14 +964,21 @@ def _candidates(problem, memo, words, dc, limit, scratch):
     slot_false, slot_true = scratch.cand_slot_false, scratch.cand_slot_true
     n_feat = fbits.shape[0]
     nf = 0
+    dropped = np.inf
     lookahead = lazy and dc > 0 and not problem.unlimited
+    n_active = 0
     if lookahead:
-        n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within, True)
+        _index_features(words, fbits, kept, slot)
+        n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, pairs, scratch.pair_within, True, slot,
+                                       kept[0], scratch.ones)
+        n_active = _active_list(pairs, n, kept[0], scratch.active)
         for j in range(n_feat):
-            f_w[j] = scratch.pairs[j, j, 0]
-            f_s[j] = scratch.pairs[j, j, 1]
-            f_q[j] = scratch.pairs[j, j, 2]
-            f_v[j] = scratch.pair_within[j, j]
+            a = slot[j]
+            if a >= 0:
+                f_w[j] = pairs[a, a, 0]
+                f_s[j] = pairs[a, a, 1]
+                f_q[j] = pairs[a, a, 2]
+                f_v[j] = scratch.pair_within[a, a]
     else:
         n, tw, ts, tq, tv = _feature_sums(problem, words, scratch)
     for j in range(n_feat):
@@ -788,11 +998,13 @@ def _candidates(problem, memo, words, dc, limit, scratch):
             nf += 1
         elif lazy:
             if lookahead:
-                l0, l1, _, _ = _children_of(scratch.pairs, scratch.pair_within, lam, j, n, tw, ts, tq, tv, dc == 1,
-                                            0.0)
+                l0, l1, _, _ = _children_of(pairs, scratch.pair_within, lam, slot[j], n, tw, ts, tq, tv, dc == 1,
+                                            0.0, scratch.active, n_active)
             else:
                 l0, l1 = _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv)
             if l0 + l1 >= limit + 1e-12:
+                if l0 + l1 < dropped:
+                    dropped = l0 + l1
                 continue
             if _duplicate_by_sums(words, fbits, j, tw, ts, f_w, f_s, cand_feature, nf):
                 continue
@@ -831,7 +1043,7 @@ def _candidates(problem, memo, words, dc, limit, scratch):
             cand_known[nf] = 1
             nf += 1
     _sort_candidates(scratch, nf)
-    return nf
+    return nf, dropped
 
 
 @njit
@@ -852,7 +1064,13 @@ def _expand(problem, memo, frames, f, s, scratch):
         memo.feature[s] = -1
         return True, leaf
     limit = leaf if leaf < frames.budget[f] else frames.budget[f]
-    nf = _candidates(problem, memo, words, dc, limit, scratch)
+    if _terminal(problem, dc):
+        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.parent_pairs, frames.parent_kept,
+                         frames.parent_slot)
+        frames.parent_count[0] = _members(words, scratch.members)
+    else:
+        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, scratch.pairs, scratch.kept,
+                                  scratch.slot)
     if dc == 0:
         # depth one: every candidate value is exact, so the optimum is exact too
         best = leaf
@@ -871,6 +1089,7 @@ def _expand(problem, memo, frames, f, s, scratch):
         frames.true_bound[f, a] = scratch.cand_true[a]
         frames.bounds_final[f, a] = scratch.cand_known[a]
     frames.n_candidates[f] = nf
+    frames.dropped[f] = dropped
     frames.position[f] = 0
     frames.phase[f] = 0
     return False, 0.0
@@ -902,12 +1121,15 @@ def _refine_bounds(problem, memo, frames, f, scratch):
     counters = memo.counters
     fbits = problem.feature_bits
     child = scratch.child
+    terminal = _terminal(problem, dc) and problem.bound_kind != BOUND_NONE
     p = frames.position[f]
     while p < nf and false_bound[p] + true_bound[p] < limit and final[p] == 0:
         if counters[0] + 2 > counters[3]:
             frames.position[f] = p
             return False
         j = frames.order[f, p]
+        if terminal:
+            _terminal_children(problem, memo, frames, f, j, scratch)
         for side in range(2):
             _split_child(words, fbits, j, side, child)
             t = _entry(problem, memo, scratch, child, dc, false_bound[p] if side == 0 else true_bound[p])
@@ -936,7 +1158,7 @@ def search(problem, memo, frames, max_steps):
     n_feat = problem.feature_bits.shape[0]
     fbits = problem.feature_bits
     unlimited = problem.unlimited
-    scratch = new_scratch(problem)
+    scratch = new_scratch(problem, frames.parent_pairs.shape[0])
     members = scratch.members
     buf_w = scratch.buf_w
     buf_v = scratch.buf_v
@@ -975,6 +1197,8 @@ def search(problem, memo, frames, max_steps):
             limit = _limit(best, budget, f)
             p = position[f]
             if phase[f] == 0:
+                if ret > false_bound[f, p]:
+                    false_bound[f, p] = ret  # what the child proved (kept for the frame's bound)
                 if not ret_exact or ret + true_bound[f, p] >= limit:
                     position[f] = p + 1
                 else:
@@ -987,6 +1211,8 @@ def search(problem, memo, frames, max_steps):
                     top += 1
                     continue
             else:
+                if ret > true_bound[f, p]:
+                    true_bound[f, p] = ret
                 if ret_exact and false_value[f] + ret < limit:
                     best[f] = false_value[f] + ret
                     best_feature[f] = order[f, p]
@@ -998,7 +1224,8 @@ def search(problem, memo, frames, max_steps):
                 return NEED_SPACE
             s = _find(keys, depth, words, d)
             if depth[s] == -1:
-                _register(problem, memo, words, d, s, members, buf_w, buf_v, scratch.pairs, scratch.pair_within, 0.0)
+                _register(problem, memo, words, d, s, members, buf_w, buf_v, scratch.pairs, scratch.pair_within,
+                          scratch.kept, scratch.slot, scratch.active, scratch.ones, 0.0)
             if value[s] < np.inf or lower[s] >= budget[f]:
                 ret_exact = value[s] < np.inf
                 ret = value[s] if ret_exact else lower[s]
@@ -1046,8 +1273,9 @@ def search(problem, memo, frames, max_steps):
             ret = best[f]
             ret_exact = True
         else:
-            if lower[s] < budget[f]:
-                lower[s] = budget[f]
+            proven = _closing_bound(frames, f)
+            if lower[s] < proven:
+                lower[s] = proven
             ret = lower[s]
             ret_exact = False
         returning = True
@@ -1055,6 +1283,30 @@ def search(problem, memo, frames, max_steps):
     frames.top[0] = 0
     frames.top[1] = 0
     return DONE
+
+
+@njit
+def _closing_bound(frames, f):
+    """Lower bound proven by frame ``f`` when it closes without a tree below its budget.
+
+    At least the budget, and often more: the leaf, every candidate passed over (its children's
+    bounds, raised by what their searches proved), the first candidate not reached (the later
+    ones are sorted after it) and the features dropped when it was expanded each cost at least
+    their bound, so the least of these is proven.
+    Stored, it spares a later visit with a higher budget from expanding the subproblem again.
+    """
+    proven = frames.best[f]
+    if frames.dropped[f] < proven:
+        proven = frames.dropped[f]
+    nf = frames.n_candidates[f]
+    p = frames.position[f]
+    last = p + 1 if p < nf else nf
+    for q in range(last):
+        b = frames.false_bound[f, q] + frames.true_bound[f, q]
+        if b < proven:
+            proven = b
+    budget = frames.budget[f]
+    return proven if proven > budget else budget  # (sums of child budgets may round below it)
 
 
 @njit

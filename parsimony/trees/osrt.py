@@ -152,15 +152,18 @@ def _new_memo(capacity, n_words, counters=None):
                         np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int64), counters)
 
 
-def _new_frames(n_frames, n_words, n_features, root_words, root_depth):
-    """The search stack with the root subproblem pushed (unbounded budget)."""
+def _new_frames(n_frames, n_words, n_features, root_words, root_depth, n_pairs=1):
+    """The search stack with the root subproblem pushed (unbounded budget); ``n_pairs`` is the side of
+    the pair-sum arrays (:func:`_search.pair_width`)."""
     width = max(n_features, 1)
     frames = _search.Frames(
         np.zeros((n_frames, n_words), dtype=np.uint64), np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames),
         np.zeros(n_frames), np.full(n_frames, -1, dtype=np.int64), np.full(n_frames, -1, dtype=np.int64),
         np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames),
         np.zeros((n_frames, width), dtype=np.int64), np.zeros((n_frames, width)), np.zeros((n_frames, width)),
-        np.zeros((n_frames, width), dtype=np.int64), np.zeros(2, dtype=np.int64))
+        np.zeros((n_frames, width), dtype=np.int64), np.full(n_frames, np.inf), np.zeros(2, dtype=np.int64),
+        np.zeros((n_pairs, n_pairs, 4)),
+        np.zeros(n_pairs + 1, dtype=np.int64), np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64))
     frames.words[0] = root_words
     frames.depth[0] = root_depth
     frames.budget[0] = np.inf
@@ -349,7 +352,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     n_words = problem.feature_bits.shape[1]
     n_frames = (m + 2) if problem.unlimited else min(int(depth_limit), m) + 2
     memo = _new_memo(1 << 12, n_words)
-    frames = _new_frames(n_frames, n_words, m, prep.root_words, prep.root_depth)
+    frames = _new_frames(n_frames, n_words, m, prep.root_words, prep.root_depth, _search.pair_width(problem))
     deadline = None if time_limit is None else t0 + float(time_limit)
     mem_bytes = None if memory_limit is None else float(memory_limit) * 1e6
     status, memo = _run(problem, memo, frames, deadline, mem_bytes)

@@ -175,7 +175,7 @@ def _squared_problem(seed):
         words = _bitsets(np.isin(np.arange(len(cw)), subset)[:, None], n_words)[0]
         return words, np.nonzero(np.isin(row_class, subset))[0]
 
-    return (Xb, y, w, lam), problem, _search.new_scratch(problem), subproblem
+    return (Xb, y, w, lam), problem, _search.new_scratch(problem, _search.pair_width(problem)), subproblem
 
 
 def test_depth_two_solver_is_exact():
@@ -191,7 +191,8 @@ def test_depth_two_solver_is_exact():
             if subset.size == 0:
                 continue
             words, rows = subproblem(subset)
-            value, j, k0, k1 = _search._depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within)
+            value, j, k0, k1 = _search._depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
+                                                  scratch.kept, scratch.slot, scratch.active, scratch.ones)
             expected = brute_force_objective(Xb, y, lam, 2, rows=rows, sample_weight=w)
             assert value == pytest.approx(expected, abs=1e-9), (seed, trial)
             tree = {"rows": rows}
@@ -235,13 +236,17 @@ def test_lookahead_bounds_of_children_are_valid():
         if subset.size < 2:
             continue
         words, rows = subproblem(subset)
-        n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within, True)
+        _search._index_features(words, problem.feature_bits, scratch.kept, scratch.slot)
+        n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
+                                               True, scratch.slot, scratch.kept[0], scratch.ones)
+        active = scratch.active[:_search._active_list(scratch.pairs, n, scratch.kept[0], scratch.active)].copy()
         for j in range(Xb.shape[1]):
             hit = Xb[rows, j] == 1
             if hit.all() or not hit.any():
                 continue
-            exact = _search._children_of(scratch.pairs, scratch.pair_within, lam, j, n, tw, ts, tq, tv, True, 0.0)
-            bound = _search._children_of(scratch.pairs, scratch.pair_within, lam, j, n, tw, ts, tq, tv, False, 0.0)
+            args = (scratch.pairs, scratch.pair_within, lam, scratch.slot[j], n, tw, ts, tq, tv)
+            exact = _search._children_of(*args, True, 0.0, active, active.size)
+            bound = _search._children_of(*args, False, 0.0, active, active.size)
             for side, part in ((0, rows[~hit]), (1, rows[hit])):
                 assert exact[side] == pytest.approx(brute_force_objective(Xb, y, lam, 1, rows=part, sample_weight=w),
                                                     abs=1e-9), (seed, j)
