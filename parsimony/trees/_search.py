@@ -487,14 +487,7 @@ def _index_features(words, fbits, kept, slot):
     """
     k = 0
     for j in range(fbits.shape[0]):
-        one = False
-        zero = False
-        for i in range(words.shape[0]):
-            if words[i] & fbits[j, i] != _ZERO:
-                one = True
-            if words[i] & ~fbits[j, i] != _ZERO:
-                zero = True
-        if one and zero:
+        if not _splits_nothing(words, fbits, j):
             slot[j] = k
             kept[1 + k] = j
             k += 1
