@@ -251,6 +251,7 @@ TUNED_PARAMETERS = {
     "n_trials": [Interval(numbers.Integral, 1)],
     "time_limit": [None, POSITIVE],
     "search": [Options("auto", "optuna", "random")],
+    "selection": [Options("best", "one_se")],
     "random_state": [SKLEARN_RANDOM_STATE],
 }
 
@@ -279,6 +280,10 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         count, not the time limit, ends the search.
     search : {"auto", "optuna", "random"}, default="auto"
         Optuna's TPE sampler (seeded) or a seeded random search; "auto" takes Optuna when installed.
+    selection : {"best", "one_se"}, default="best"
+        Which trial is refitted: the lowest mean inner-CV loss, or (Breiman et al.'s one-standard-
+        error rule) the least complex one whose mean loss is within one standard error (over the
+        folds) of the lowest; complexity is that of the trial's fold models.
     random_state : int, RandomState or None, default=None
         Seeds the folds, the sampler and (when it has one) the estimator's ``random_state``.
 
@@ -288,9 +293,10 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         The estimator refitted on all data with ``best_params_``.
     best_params_ : dict
     best_score_ : float
-        Mean inner-CV pinball loss of the best trial.
+        Mean inner-CV pinball loss of the selected trial.
     trials_ : pandas.DataFrame
-        One row per trial: ``trial``, the parameters, ``pinball``.
+        One row per trial: ``trial``, the parameters, ``pinball`` (mean over the folds),
+        ``pinball_se`` (its standard error) and ``complexity`` (mean over the fold models).
     search_ : str
         ``"optuna-tpe"``, ``"random"`` or ``"none"``.
     tune_time_, refit_time_ : float
@@ -302,7 +308,7 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, estimator=None, param_space=None, quantile=0.5, cv=5, n_trials=20, time_limit=None,
-                 search="auto", random_state=None):
+                 search="auto", selection="best", random_state=None):
         self.estimator = estimator
         self.param_space = param_space
         self.quantile = quantile
@@ -310,6 +316,7 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         self.n_trials = n_trials
         self.time_limit = time_limit
         self.search = search
+        self.selection = selection
         self.random_state = random_state
 
     def _base(self, seed: int):
@@ -338,19 +345,28 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         n_splits = min(cv, len(y))
         folds = list(KFold(n_splits, shuffle=True, random_state=seed).split(X)) if n_splits >= 2 else []
 
+        records = []
+
         def score(params: dict) -> float:
-            losses = []
+            """Record the trial (mean loss, its standard error, mean complexity); return the mean."""
+            losses, sizes = [], []
             for train, test in folds:
                 try:
                     model = clone(base).set_params(**params).fit(X[train], y[train])
                     losses.append(pinball_loss(y[test], model.predict(X[test]), tau))
+                    sizes.append(complexity(_final_step(model)))
                 except (ValueError, FloatingPointError, ArithmeticError):
-                    return math.inf
-            return float(np.mean(losses)) if losses else math.inf
+                    losses = []
+                    break
+            mean = float(np.mean(losses)) if losses else math.inf
+            se = float(np.std(losses, ddof=1) / math.sqrt(len(losses))) if len(losses) > 1 else 0.0
+            records.append({"trial": len(records), **params, "pinball": mean, "pinball_se": se,
+                            "complexity": float(np.mean(sizes)) if losses else math.nan})
+            return mean
 
         current = base.get_params()
         default = {k: current[k] for k in space if k in current and _in_space(current[k], space[k])}
-        records, start, self.status_ = [], time.perf_counter(), "complete"
+        start, self.status_ = time.perf_counter(), "complete"
         if not space or not folds:
             self.search_ = "none"
         elif search == "random" or (search == "auto" and not available("optuna")):
@@ -360,8 +376,7 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
                 if limit is not None and i > 0 and time.perf_counter() - start > limit:
                     self.status_ = "time_limit"
                     break
-                params = {**_random_params(space, sampler), **(default if i == 0 else {})}
-                records.append({"trial": i, **params, "pinball": score(params)})
+                score({**_random_params(space, sampler), **(default if i == 0 else {})})
         else:
             optuna = require("optuna", "tuning with search='optuna'")
             optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -370,16 +385,12 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
             if len(default) == len(space):
                 study.enqueue_trial(default)
             study.optimize(lambda t: score(_optuna_params(t, space)), n_trials=n_trials, timeout=limit)
-            for t in study.trials:
-                if t.value is not None:
-                    records.append({"trial": t.number, **t.params, "pinball": float(t.value)})
             if len(study.trials) < n_trials:
                 self.status_ = "time_limit"
         self.tune_time_ = time.perf_counter() - start
-        trials = pd.DataFrame(records, columns=["trial", *space, "pinball"])
-        finite = [r for r in records if math.isfinite(r["pinball"])]
-        if finite:
-            best = min(finite, key=lambda r: (r["pinball"], r["trial"]))
+        trials = pd.DataFrame(records, columns=["trial", *space, "pinball", "pinball_se", "complexity"])
+        best = select_trial(records, params["selection"])
+        if best is not None:
             self.best_params_ = {k: _plain(best[k]) for k in space}
             self.best_score_ = float(best["pinball"])
         else:
@@ -415,6 +426,20 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
         return self.best_estimator_.predict(X)
 
 
+def select_trial(records, selection="best"):
+    """The chosen trial among ``records`` (dicts with ``trial``, ``pinball``, ``pinball_se``,
+    ``complexity``, as in ``trials_``), or None when no trial has a finite loss: the lowest mean
+    loss (``"best"``), or the least complex trial within one standard error of it (``"one_se"``)."""
+    finite = [r for r in records if math.isfinite(r["pinball"])]
+    if not finite:
+        return None
+    best = min(finite, key=lambda r: (r["pinball"], r["trial"]))
+    if selection == "one_se":
+        near = [r for r in finite if r["pinball"] <= best["pinball"] + best["pinball_se"]]
+        best = min(near, key=lambda r: (r["complexity"], r["pinball"], r["trial"]))
+    return best
+
+
 def _plain(value):
     """numpy scalars to Python numbers (for JSON and set_params)."""
     if isinstance(value, np.integer):
@@ -447,25 +472,29 @@ def make_lqr(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5
     from sklearn.preprocessing import StandardScaler
 
     model = make_pipeline(StandardScaler(), QuantileRegressor(quantile=check_quantile(quantile), alpha=1e-6, solver="highs"))
-    return TunedQuantileRegressor(model, PARAM_SPACES["LQR"], quantile, cv, n_trials, time_limit, search, random_state)
+    return TunedQuantileRegressor(model, PARAM_SPACES["LQR"], quantile, cv, n_trials, time_limit, search,
+                                  random_state=random_state)
 
 
 def make_qdt(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto"):
     """Tuned quantile decision tree (``min_samples_leaf`` in 1..50)."""
     model = QuantileDecisionTreeRegressor(quantile=check_quantile(quantile))
-    return TunedQuantileRegressor(model, PARAM_SPACES["QDT"], quantile, cv, n_trials, time_limit, search, random_state)
+    return TunedQuantileRegressor(model, PARAM_SPACES["QDT"], quantile, cv, n_trials, time_limit, search,
+                                  random_state=random_state)
 
 
 def make_osrt_q(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto", depth_limit=5,
-                n_thresholds=4, tree_time_limit=None):
-    """Tuned optimal sparse quantile tree (``regularization`` on a log scale; each fit under ``tree_time_limit``)."""
+                n_thresholds=4, tree_time_limit=None, selection="best"):
+    """Tuned optimal sparse quantile tree (``regularization`` on a log scale; each fit under
+    ``tree_time_limit``); ``selection="one_se"`` refits the sparsest tree within one standard
+    error of the best inner-CV loss (see :class:`TunedQuantileRegressor`)."""
     from ..trees import Binarizer, OptimalSparseRegressionTree
 
     model = OptimalSparseRegressionTree(regularization=0.01, depth_limit=depth_limit, loss="quantile",
                                         quantile=check_quantile(quantile), time_limit=tree_time_limit,
                                         binarizer=Binarizer(n_thresholds=n_thresholds))
     return TunedQuantileRegressor(model, PARAM_SPACES["OSRT-Q"], quantile, cv, n_trials, time_limit, search,
-                                  random_state)
+                                  selection=selection, random_state=random_state)
 
 
 def make_lgbm(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto", n_estimators=100):
@@ -476,5 +505,6 @@ def make_lgbm(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=
         learning_rate=0.1, max_depth=20, min_child_samples=20, n_jobs=1, deterministic=True, force_row_wise=True,
         verbose=-1,
     )
-    return TunedQuantileRegressor(model, PARAM_SPACES["LGBM"], quantile, cv, n_trials, time_limit, search, random_state)
+    return TunedQuantileRegressor(model, PARAM_SPACES["LGBM"], quantile, cv, n_trials, time_limit, search,
+                                  random_state=random_state)
 

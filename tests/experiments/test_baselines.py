@@ -132,6 +132,25 @@ def test_tuner_scores_by_inner_cross_validation():
         assert trial["pinball"] == pytest.approx(np.mean(losses), rel=1e-12)
 
 
+def test_one_se_rule_picks_the_least_complex_trial_within_one_standard_error():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(300, 2))
+    y = 4 * X[:, 0] + rng.standard_normal(300)  # a smooth trend: more leaves help a little
+    kw = dict(quantile=0.5, cv=4, n_trials=12, search="random", random_state=1)
+    best = TunedQuantileRegressor(QuantileDecisionTreeRegressor(), PARAM_SPACES["QDT"], **kw).fit(X, y)
+    sparse = TunedQuantileRegressor(QuantileDecisionTreeRegressor(), PARAM_SPACES["QDT"], selection="one_se",
+                                    **kw).fit(X, y)
+    trials = sparse.trials_
+    assert trials.equals(best.trials_)  # the same trials, only the choice differs
+    top = trials.loc[trials["pinball"].idxmin()]
+    within = trials[trials["pinball"] <= top["pinball"] + top["pinball_se"]]
+    chosen = trials[trials["min_samples_leaf"] == sparse.best_params_["min_samples_leaf"]].iloc[0]
+    assert chosen["complexity"] == within["complexity"].min() < top["complexity"]
+    assert sparse.best_score_ <= top["pinball"] + top["pinball_se"]
+    assert sparse.complexity_ < best.complexity_
+    assert (trials["pinball_se"] > 0).all() and (trials["complexity"] >= 1).all()
+
+
 def test_tuner_time_limit_and_bad_space():
     X, y = np.random.default_rng(0).uniform(size=(60, 2)), np.arange(60.0)
     tuned = make_qdt(0.5, random_state=0, n_trials=10_000, time_limit=0.3, search="random").fit(X, y)
