@@ -19,6 +19,10 @@ Kernels use ``@njit`` from here instead of ``numba.njit`` so that
   nothing else). A kernel called from Python compiles with its entry point as usual,
   and an entry already compiled serves calls from kernels too.
 
+While a kernel compiles, Python's cyclic garbage collector is paused and numba's error
+messages are left unformatted (:func:`_compile_session`): both cost compile time and neither
+changes the compiled code.
+
 A cached kernel is reused only while every source file of its package is unchanged (numba
 itself checks only the kernel's own file, though a kernel holds the code of the kernels it calls).
 
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import hashlib
 import os
 import sys
@@ -43,6 +48,7 @@ import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir as llvmir
 from numba.core.codegen import JITCodeLibrary
+from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler import Compiler, CompilerBase, DefaultPassBuilder
 from numba.core.compiler_machinery import LoweringPass, register_pass
 from numba.core.typed_passes import AnnotateTypes
@@ -108,6 +114,39 @@ def compiled_kernels() -> int:
     return _WATCH.count
 
 
+_SESSION = [False]  # inside a compile of a kernel (under numba's compiler lock)
+
+
+@contextlib.contextmanager
+def _compile_session():
+    """The outermost compile of a kernel, with Python's cyclic garbage collector paused and
+    numba's error messages unformatted.
+
+    A compile allocates millions of short-lived objects that the collector scanned again and
+    again (an eighth of the compile time); the garbage is collected after the compile, when the
+    collector runs again. numba formats (``colorama``) the message of every error it raises
+    while typing, though nearly all are caught while trying overloads (a twentieth).
+    """
+    if _SESSION[0]:
+        yield
+        return
+    _SESSION[0] = True
+    collecting = gc.isenabled()
+    gc.disable()
+    scheme = errors.termcolor()
+    plain = hasattr(scheme, "_markup")
+    if plain:
+        scheme._markup = lambda msg, *args, **kwargs: msg
+    try:
+        yield
+    finally:
+        if plain:
+            del scheme._markup
+        if collecting:
+            gc.enable()
+        _SESSION[0] = False
+
+
 class KernelDispatcher(CPUDispatcher):
     """A numba dispatcher that types calls from other kernels without literal constants
     (unless ``by_constant``: numba's own rule, one specialisation per constant value) and
@@ -131,6 +170,11 @@ class KernelDispatcher(CPUDispatcher):
         if self.internal is None or (not kws and tuple(args) in self.overloads):  # reuse a compiled entry
             return super().get_call_template(args, kws)
         return self.internal.get_call_template(args, kws)
+
+    def compile(self, sig):
+        """numba's compile (or cache load) for ``sig``, the outermost one in a :func:`_compile_session`."""
+        with global_compiler_lock, _compile_session():
+            return super().compile(sig)
 
     def get_overload(self, sig):
         """The compiled function for ``sig``: this dispatcher's, else its twin's (for lowering a call)."""

@@ -1,6 +1,7 @@
 """The compile policy of parsimony._numba: one specialisation per argument type, a single
 announcement of the first compile, progress bars whose ETA leaves a compiling step out."""
 
+import gc
 import io
 import os
 import subprocess
@@ -8,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+from numba.core import errors, event
 from tqdm import tqdm
 
 from parsimony._numba import (
@@ -84,6 +86,39 @@ def test_first_compile_is_announced_once(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["2"]  # int64 and float64
     assert out.stderr.count("compiling numba kernels, first use only") == 1
+
+
+def test_compiles_pause_the_garbage_collector_and_numbas_message_markup():
+    seen = []
+
+    class Watch(event.Listener):
+        def on_start(self, ev):
+            seen.append((gc.isenabled(), errors.termcolor().errmsg("msg")))
+
+        def on_end(self, ev):
+            pass
+
+    @njit(cache=False)
+    def typo(x):
+        return x.no_such_attribute
+
+    @njit(cache=False)
+    def calls_typo(x):
+        return typo(x) + 1
+
+    assert gc.isenabled()
+    markup = errors.termcolor().errmsg("msg")
+    watch = Watch()
+    event.register("numba:compile", watch)
+    try:
+        with pytest.raises(errors.TypingError, match="no_such_attribute"):
+            calls_typo(1.0)
+    finally:
+        event.unregister("numba:compile", watch)
+    assert seen and all(state == (False, "msg") for state in seen)  # outer and nested compiles
+    # a failed compile restores both
+    assert gc.isenabled()
+    assert errors.termcolor().errmsg("msg") == markup
 
 
 def test_restart_eta_counts_only_the_steps_to_come():
