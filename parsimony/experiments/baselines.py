@@ -281,9 +281,9 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
     search : {"auto", "optuna", "random"}, default="auto"
         Optuna's TPE sampler (seeded) or a seeded random search; "auto" takes Optuna when installed.
     selection : {"best", "one_se"}, default="best"
-        Which trial is refitted: the lowest mean inner-CV loss, or (Breiman et al.'s one-standard-
-        error rule) the least complex one whose mean loss is within one standard error (over the
-        folds) of the lowest; complexity is that of the trial's fold models.
+        Which trial is refitted: the lowest mean inner-CV loss, or (Breiman et al.'s
+        one-standard-error rule) the least complex one whose mean loss is within one standard
+        error (over the folds) of the lowest; complexity is that of the trial's fold models.
     random_state : int, RandomState or None, default=None
         Seeds the folds, the sampler and (when it has one) the estimator's ``random_state``.
 
