@@ -15,7 +15,7 @@ from ..metrics import TOKEN_COMPLEXITY
 from ._expressions import canonical_operator, operator_codes
 from ._search import SearchSettings
 
-MODEL_SELECTIONS = ("best", "score", "accuracy", "elbow", "sic")
+MODEL_SELECTIONS = ("cost", "best", "score", "accuracy", "elbow", "sic")
 AUTO_BATCH_SIZE = 2048  # batch_size="auto": evolve on batches of this many rows once there are twice as many
 
 

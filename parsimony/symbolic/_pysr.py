@@ -115,8 +115,8 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
     Token complexities default to the paper's Table 1 (:data:`parsimony.metrics.TOKEN_COMPLEXITY`),
     overridden by ``complexity_of_operators`` (which may also set ``"feature"``/``"variable"`` and
     ``"constant"``). A ``random_state`` makes the search serial and deterministic, as PySR requires;
-    otherwise ``n_jobs`` other than 1 searches multithreaded. ``model_selection="elbow"`` or
-    ``"sic"`` (native only) asks PySR for ``"best"``; the estimator selects from the converted front itself.
+    otherwise ``n_jobs`` other than 1 searches multithreaded. ``model_selection="cost"``,
+    ``"elbow"`` or ``"sic"`` asks PySR for ``"best"``; the estimator selects from the converted front itself.
     """
     check_quantile(quantile)
     given = {"operators": PAPER_OPERATORS if operators is None else operators, "maxsize": maxsize,
@@ -145,7 +145,7 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
                 "population_size", "parsimony"):
         if key in checked:
             kwargs[key] = checked[key]
-    kwargs["model_selection"] = ("best" if checked["model_selection"] in ("elbow", "sic")
+    kwargs["model_selection"] = ("best" if checked["model_selection"] in ("cost", "elbow", "sic")
                                else checked["model_selection"])
     if checked.get("time_limit") is not None:
         kwargs["timeout_in_seconds"] = checked["time_limit"]

@@ -21,28 +21,40 @@ from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes,
 from ._front import pareto_scores
 from ._parameters import MODEL_SELECTIONS, SQR_PARAMETERS, search_settings, validated
 from ._pysr import fit_fronts, pysr_available
-from ._search import run_search
+from ._search import constant_baseline, run_search
 
+
+
+#: Weight of complexity in ``model_selection="cost"``, per unit of the best constant's loss.
+SELECTION_PARSIMONY = 0.0125
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
-                    squared_loss=False, n_samples=None) -> int:
+                    squared_loss=False, n_samples=None, baseline=None, below=None) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
-    ``"accuracy"``: lowest loss; ``"score"``: highest score (steepest drop of log-loss per unit of
-    complexity); ``"best"``: highest score among rows whose loss is within a factor of the
-    lowest: PySR's 1.5 for a squared loss, ``sqrt(1.5)`` (the same factor on the scale of the
-    residuals) for the pinball and absolute losses, which grow linearly in the residuals;
-    ``"elbow"``: the point farthest below the chord joining the simplest and the most accurate
-    expressions, on axes scaled to [0, 1]; ``"sic"``: among the rows ``"best"`` admits, the lowest
-    Schwarz criterion of quantile regression (Koenker and Machado, 1999), ``log(loss) +
-    complexity * log(n) / (2 n)`` with ``n = n_samples`` (``log(loss) / 2`` for a squared loss):
-    the complexity is worth less the more rows support it, so more data buys longer formulas.
+    ``"cost"``: the lowest ``loss / baseline + SELECTION_PARSIMONY * complexity``, with
+    ``baseline`` the training loss of the best constant: the search's own cost with a parsimony
+    four times the search's (:data:`SELECTION_PARSIMONY`), so a token must lower the loss by
+    1.25% of the constant's loss. Unlike the score, which looks at one step of the front at a
+    time, the cost weighs every row against every other, in units of the constant's loss
+    whatever the scale of the target or the level. ``"accuracy"``: lowest loss; ``"score"``:
+    highest score (steepest drop of log-loss per unit of complexity); ``"best"``: highest score
+    among rows whose loss is within a factor of the lowest: PySR's 1.5 for a squared loss,
+    ``sqrt(1.5)`` (the same factor on the scale of the residuals) for the pinball and absolute
+    losses, which grow linearly in the residuals; ``"elbow"``: the point farthest below the
+    chord joining the simplest and the most accurate expressions, on axes scaled to [0, 1];
+    ``"sic"``: among the rows ``"best"`` admits, the lowest Schwarz criterion of quantile
+    regression (Koenker and Machado, 1999), ``log(loss) + complexity * log(n) / (2 n)`` with
+    ``n = n_samples`` (``log(loss) / 2`` for a squared loss): the complexity is worth less the
+    more rows support it, so more data buys longer formulas.
 
-    With ``quantile`` and ``tolerance`` (and a ``coverage`` column), ``"best"`` first keeps the
-    calibrated rows, whose training coverage is within ``tolerance`` of ``quantile`` (a
-    pinball-optimal expression with a free offset always is); PySR's rule applies among them,
-    or among all rows when none is calibrated.
+    With ``quantile`` and ``tolerance`` (and a ``coverage`` column), ``"cost"``, ``"best"`` and
+    ``"sic"`` first keep the calibrated rows, or all rows when none is. A row is calibrated when
+    ``quantile`` lies within ``tolerance`` of its training coverage, or, given ``below`` (per
+    row, the share of training targets strictly below the expression), within ``tolerance`` of
+    the interval from ``below`` to the coverage: on a target with ties a pinball-optimal
+    expression with a free offset always is.
     """
     loss = equations["loss"].to_numpy(dtype=float)
     score = equations["score"].to_numpy(dtype=float)
@@ -51,13 +63,22 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     if model_selection == "score":
         return int(np.argmax(score))
     c = equations["complexity"].to_numpy(dtype=float)
-    if model_selection in ("best", "sic"):
-        ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
+    if model_selection in ("cost", "best", "sic"):
+        ok = np.ones(len(loss), dtype=bool)
+        if model_selection != "cost":
+            ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
         if quantile is not None and tolerance is not None and "coverage" in equations:
-            calibrated = ok & (np.abs(equations["coverage"].to_numpy(dtype=float) - quantile) <= tolerance)
+            high = equations["coverage"].to_numpy(dtype=float)
+            low = high if below is None else np.asarray(below, dtype=float)
+            calibrated = ok & (low - tolerance <= quantile) & (quantile <= high + tolerance)
             if calibrated.any():
                 ok = calibrated
         rows = np.flatnonzero(ok)
+        if model_selection == "cost":
+            if baseline is None or not baseline > 0:
+                raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, "
+                                 f"got {baseline!r}")
+            return int(rows[np.argmin(loss[rows] / baseline + SELECTION_PARSIMONY * c[rows])])
         if model_selection == "best":
             return int(rows[np.argmax(score[rows])])
         if n_samples is None or not n_samples > 1:
@@ -114,9 +135,11 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         a positive share finds the few relevant columns of wide data sooner (native engine only:
         the Julia engine raises for a positive share). "auto" is 0.5 on the native engine and 0
         on the Julia engine.
-    model_selection : {"best", "score", "accuracy", "elbow", "sic"}, default="best"
+    model_selection : {"cost", "best", "score", "accuracy", "elbow", "sic"}, default="cost"
         How the expression used by ``predict`` is chosen from the front (see
-        :func:`select_equation`); ``"best"`` is PySR's rule (highest score among accurate rows)
+        :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best
+        constant's plus 0.0125 per unit of complexity: each token must buy 1.25% of the
+        constant's loss. ``"best"`` is PySR's rule (highest score among accurate rows)
         restricted to calibrated expressions (training coverage within two standard errors of
         the quantile level) when there are any. ``"sic"`` ranks the same rows by the Schwarz
         criterion of quantile regression, whose complexity penalty shrinks as rows grow: more
@@ -170,7 +193,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
 
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
                  niterations=20, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
-                 adaptive_parsimony_scaling=20.0, feature_relevance="auto", model_selection="best", max_samples=None,
+                 adaptive_parsimony_scaling=20.0, feature_relevance="auto", model_selection="cost", max_samples=None,
                  rearrange=False, loss=None, batch_size="auto", time_limit=None, warm_start=False, random_state=None,
                  n_jobs=None, progress=True, backend="auto"):
         self.quantile = quantile
@@ -276,21 +299,19 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.backend_ = engine
         self._fronts = fronts
         frames = [self._equations_frame(front) for front in fronts]
+        below = []  # per level and row: share of training targets strictly below (ties tell calibration)
+        self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, frame in enumerate(frames):
-            hits = [(y <= self._evaluate(X, k, i)) for i in range(len(frame))]
-            frame["coverage"] = [float(np.average(h, weights=w)) for h in hits]
+            preds = [self._evaluate(X, k, i) for i in range(len(frame))]
+            frame["coverage"] = [float(np.average(y <= p, weights=w)) for p in preds]
+            below.append([float(np.average(y < p, weights=w)) for p in preds])
+            self._train_ranges.append([(float(np.min(p)), float(np.max(p)), float(np.median(p))) for p in preds])
         pinball = [isinstance(loss, Pinball) for loss in losses]
         n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
         indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w),
-                                   squared_loss=isinstance(loss, Squared), n_samples=n_eff)
-                   for f, q, pb, loss in zip(frames, quantiles, pinball, losses)]
-        self._train_ranges = []  # per front row: (min, max, median) of the training predictions
-        for k, front in enumerate(fronts):
-            ranges = []
-            for i in range(len(front)):
-                pred = self._evaluate(X, k, i)
-                ranges.append((float(np.min(pred)), float(np.max(pred)), float(np.median(pred))))
-            self._train_ranges.append(ranges)
+                                   squared_loss=isinstance(loss, Squared), n_samples=n_eff,
+                                   baseline=constant_baseline(y, w, loss.code, loss.tau), below=b)
+                   for f, q, pb, loss, b in zip(frames, quantiles, pinball, losses, below)]
         single = np.ndim(self.quantile) == 0
         self.equations_ = frames[0] if single else frames
         self.best_index_ = indices[0] if single else indices

@@ -208,6 +208,28 @@ def test_select_equation(method):
         assert select_equation(frame, method, quantile=0.5, tolerance=0.05) == 4
 
 
+def test_select_equation_cost_weighs_every_row_against_every_other():
+    from parsimony.symbolic.regressor import SELECTION_PARSIMONY
+
+    frame = pd.DataFrame({"complexity": [1, 3, 5, 9, 15], "loss": [10.0, 4.0, 1.0, 0.9, 0.8]})
+    frame["score"] = np.r_[0, -np.diff(np.log(frame["loss"])) / np.diff(frame["complexity"])]
+    for baseline in (10.0, 1.0, 0.1, 0.01):  # brute force of the cost
+        cost = frame["loss"] / baseline + SELECTION_PARSIMONY * frame["complexity"]
+        assert select_equation(frame, "cost", baseline=baseline) == int(np.argmin(cost))
+    # a token must buy 1.25% of the constant's loss: from complexity 5 to 15 the loss falls by 0.2, 2% of a
+    # constant's 10 (less than 10 tokens' 12.5%) but 20% of a constant's 1
+    assert select_equation(frame, "cost", baseline=10.0) == 2
+    assert select_equation(frame, "cost", baseline=1.0) == 4
+    with pytest.raises(ValueError, match="baseline"):
+        select_equation(frame, "cost")
+    # calibration first; with ties in the target a row whose strict coverage reaches the level is
+    # calibrated although its coverage (share at or below) is far above it
+    frame["coverage"] = [0.5, 0.5, 0.7, 0.7, 0.7]
+    assert select_equation(frame, "cost", quantile=0.5, tolerance=0.05, baseline=1.0) == 1
+    assert select_equation(frame, "cost", quantile=0.5, tolerance=0.05, baseline=1.0,
+                           below=[0.5, 0.5, 0.3, 0.6, 0.48]) == 4
+
+
 def test_select_equation_sic_buys_complexity_with_rows():
     frame = pd.DataFrame({"complexity": [1, 3, 5, 9, 15], "loss": [10.0, 4.0, 1.0, 0.9, 0.8]})
     frame["score"] = np.r_[0, -np.diff(np.log(frame["loss"])) / np.diff(frame["complexity"])]
