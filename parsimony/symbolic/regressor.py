@@ -27,10 +27,12 @@ from ._search import constant_baseline, run_search
 
 #: Weight of complexity in ``model_selection="cost"``, per unit of the best constant's loss.
 SELECTION_PARSIMONY = 0.0125
+#: How much more a calibrated row may cost than the cheapest row under ``model_selection="cost"``.
+CALIBRATION_MARGIN = 4 * SELECTION_PARSIMONY
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
-                    squared_loss=False, n_samples=None, baseline=None, below=None) -> int:
+                    squared_loss=False, n_samples=None, baseline=None) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
     ``"cost"``: the lowest ``loss / baseline + SELECTION_PARSIMONY * complexity``, with
@@ -49,12 +51,14 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     ``n = n_samples`` (``log(loss) / 2`` for a squared loss): the complexity is worth less the
     more rows support it, so more data buys longer formulas.
 
-    With ``quantile`` and ``tolerance`` (and a ``coverage`` column), ``"cost"``, ``"best"`` and
-    ``"sic"`` first keep the calibrated rows, or all rows when none is. A row is calibrated when
-    ``quantile`` lies within ``tolerance`` of its training coverage, or, given ``below`` (per
-    row, the share of training targets strictly below the expression), within ``tolerance`` of
-    the interval from ``below`` to the coverage: on a target with ties a pinball-optimal
-    expression with a free offset always is.
+    With ``quantile`` and ``tolerance`` (and a ``coverage`` column), a row is calibrated when its
+    training coverage is within ``tolerance`` of ``quantile`` (a pinball-optimal expression with
+    a free offset is, up to ties). ``"best"`` and ``"sic"`` then choose among the calibrated rows
+    (all rows when none is); ``"cost"`` takes the cheapest calibrated row when its cost exceeds
+    the cheapest row's by at most :data:`CALIBRATION_MARGIN` (four tokens' worth), else the
+    cheapest row: calibration is worth a few tokens, not a large loss of accuracy. For it a row
+    that reproduces the targets up to rounding (loss at most ``1e-9 * baseline``) is calibrated,
+    whatever its coverage (which then only counts ties).
     """
     loss = equations["loss"].to_numpy(dtype=float)
     score = equations["score"].to_numpy(dtype=float)
@@ -63,22 +67,26 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     if model_selection == "score":
         return int(np.argmax(score))
     c = equations["complexity"].to_numpy(dtype=float)
-    if model_selection in ("cost", "best", "sic"):
-        ok = np.ones(len(loss), dtype=bool)
-        if model_selection != "cost":
-            ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
-        if quantile is not None and tolerance is not None and "coverage" in equations:
-            high = equations["coverage"].to_numpy(dtype=float)
-            low = high if below is None else np.asarray(below, dtype=float)
-            calibrated = ok & (low - tolerance <= quantile) & (quantile <= high + tolerance)
-            if calibrated.any():
-                ok = calibrated
+    calibrated = np.ones(len(loss), dtype=bool)
+    if quantile is not None and tolerance is not None and "coverage" in equations:
+        calibrated = np.abs(equations["coverage"].to_numpy(dtype=float) - quantile) <= tolerance
+    if model_selection == "cost":
+        if baseline is None or not baseline > 0:
+            raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, got {baseline!r}")
+        cost = loss / baseline + SELECTION_PARSIMONY * c
+        cheapest = int(np.argmin(cost))
+        calibrated = calibrated | (loss <= 1e-9 * baseline)  # exact up to rounding: coverage is only ties
+        if calibrated.any():
+            rows = np.flatnonzero(calibrated)
+            best = int(rows[np.argmin(cost[rows])])
+            if cost[best] <= cost[cheapest] + CALIBRATION_MARGIN:
+                return best
+        return cheapest
+    if model_selection in ("best", "sic"):
+        ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
+        if (ok & calibrated).any():
+            ok &= calibrated
         rows = np.flatnonzero(ok)
-        if model_selection == "cost":
-            if baseline is None or not baseline > 0:
-                raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, "
-                                 f"got {baseline!r}")
-            return int(rows[np.argmin(loss[rows] / baseline + SELECTION_PARSIMONY * c[rows])])
         if model_selection == "best":
             return int(rows[np.argmax(score[rows])])
         if n_samples is None or not n_samples > 1:
@@ -138,10 +146,11 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     model_selection : {"cost", "best", "score", "accuracy", "elbow", "sic"}, default="cost"
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best
-        constant's plus 0.0125 per unit of complexity: each token must buy 1.25% of the
-        constant's loss. ``"best"`` is PySR's rule (highest score among accurate rows)
-        restricted to calibrated expressions (training coverage within two standard errors of
-        the quantile level) when there are any. ``"sic"`` ranks the same rows by the Schwarz
+        constant's plus 0.0125 per unit of complexity (each token must buy 1.25% of the
+        constant's loss), preferring a calibrated expression (training coverage within two
+        standard errors of the quantile level) that costs at most four tokens' worth more.
+        ``"best"`` is PySR's rule (highest score among accurate rows) restricted to calibrated
+        expressions when there are any. ``"sic"`` ranks the same rows by the Schwarz
         criterion of quantile regression, whose complexity penalty shrinks as rows grow: more
         accurate, longer formulas on larger data.
     max_samples : int or None, default=None
@@ -299,19 +308,17 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.backend_ = engine
         self._fronts = fronts
         frames = [self._equations_frame(front) for front in fronts]
-        below = []  # per level and row: share of training targets strictly below (ties tell calibration)
         self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, frame in enumerate(frames):
             preds = [self._evaluate(X, k, i) for i in range(len(frame))]
             frame["coverage"] = [float(np.average(y <= p, weights=w)) for p in preds]
-            below.append([float(np.average(y < p, weights=w)) for p in preds])
             self._train_ranges.append([(float(np.min(p)), float(np.max(p)), float(np.median(p))) for p in preds])
         pinball = [isinstance(loss, Pinball) for loss in losses]
         n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
         indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w),
                                    squared_loss=isinstance(loss, Squared), n_samples=n_eff,
-                                   baseline=constant_baseline(y, w, loss.code, loss.tau), below=b)
-                   for f, q, pb, loss, b in zip(frames, quantiles, pinball, losses, below)]
+                                   baseline=constant_baseline(y, w, loss.code, loss.tau))
+                   for f, q, pb, loss in zip(frames, quantiles, pinball, losses)]
         single = np.ndim(self.quantile) == 0
         self.equations_ = frames[0] if single else frames
         self.best_index_ = indices[0] if single else indices
