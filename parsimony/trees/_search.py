@@ -20,12 +20,14 @@ scored with free bounds (each child is one leaf, of exact cost, or has two or mo
 at least its equivalent-points loss + 2 lam; or its stored bound); under a depth limit the same
 pair sums give a two-level lookahead instead (each child is a leaf or split once more, each
 grandchild bounded that way). Features these rule out are dropped, the rest are tried in increasing
-order of that score, and a feature's k-Means bounds are computed only when the loop reaches it
-(then it is skipped if they reach the budget). The loop stops at the first feature whose bound
-reaches the budget. A subproblem that finds no tree below its budget stores the least bound over
-its leaf and its candidates (often above the budget), so later visits with higher budgets need not
-expand it again. Whether a returned value is exact or only a bound is passed explicitly, never
-inferred from floating-point comparisons with the budget.
+order of that score (under a depth limit, subproblems of depth four or more try first the features
+whose children do best when split once more: an upper bound from the same pair sums, which finds
+good trees, and so tight budgets, early), and a feature's k-Means bounds are computed only when the
+loop reaches it. The loop passes over every feature whose bound reaches the budget. A subproblem
+that finds no tree below its budget stores the least bound over its leaf and its candidates (often
+above the budget), so later visits with higher budgets need not expand it again. Whether a
+returned value is exact or only a bound is passed explicitly, never inferred from floating-point
+comparisons with the budget.
 
 The kernel runs for a bounded number of node expansions and returns; the explicit stack makes
 it resumable, so the Python caller enforces time limits and grows the table between calls. Its
@@ -930,17 +932,28 @@ def _sort_candidates(scratch, nf):
 
 
 @njit
+def _sorted_by_bound(problem, dc):
+    """True when the candidates of subproblems with children of depth ``dc`` are sorted by their
+    bounds; else by an upper bound (the lookahead with children of depth three or more)."""
+    return (problem.unlimited or problem.bound_kind == BOUND_NONE or problem.loss_kind != LOSS_SQUARED
+            or dc < 3)
+
+
+@njit
 def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
-    """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number and the least
-    bound of the features ruled out (inf: none).
+    """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number and
+    the least bound of the features ruled out (inf: none).
 
     At the last level (``dc == 0``) the key is the exact two-leaf objective. For the squared loss
-    with a bound, features are scored by free bounds (``_free_pair``, raised by the stored bounds
-    of children already in the table); features these rule out (reaching ``limit``) are dropped
-    and the k-Means bounds wait until the search reaches them. Otherwise both children are
-    registered in the table with their bounds. Features splitting like an earlier one are skipped.
-    Records are unpacked once here: the per-feature helpers take plain arrays. The lookahead's pair
-    sums go to ``pairs``, indexed by ``kept`` and ``slot`` (the frame's, when its children are terminal).
+    with a bound, features are scored by free bounds (``_free_pair``, or the lookahead of
+    :func:`_children_of` under a depth limit; raised by the stored bounds of children already in
+    the table); features these rule out (reaching ``limit``) are dropped and the k-Means bounds
+    wait until the search reaches them. With children of depth three or more the sort key is
+    instead the upper bound of children split at most once (unless both children are stored).
+    Otherwise both children are registered in the table with their bounds. Features splitting
+    like an earlier one are skipped. Records are unpacked once here: the per-feature helpers take
+    plain arrays. The lookahead's pair sums go to ``pairs``, indexed by ``kept`` and ``slot`` (the
+    frame's, when its children are terminal).
     """
     lam = problem.lam
     lazy = problem.bound_kind != BOUND_NONE and problem.loss_kind == LOSS_SQUARED
@@ -990,9 +1003,15 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
             cand_known[nf] = 1
             nf += 1
         elif lazy:
+            order_key = -1.0  # (the sort key when not the bound)
             if lookahead:
                 l0, l1, _, _ = _children_of(pairs, scratch.pair_within, lam, slot[j], n, tw, ts, tq, tv, dc == 1,
                                             0.0, scratch.active, n_active)
+                if not _sorted_by_bound(problem, dc):
+                    # deep children: try first the split whose children split once do best (an upper bound)
+                    u0, u1, _, _ = _children_of(pairs, scratch.pair_within, lam, slot[j], n, tw, ts, tq, tv, True,
+                                                0.0, scratch.active, n_active)
+                    order_key = u0 + u1
             else:
                 l0, l1 = _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv)
             if l0 + l1 >= limit + 1e-12:
@@ -1013,7 +1032,7 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
                     elif side == 1 and b > l1:
                         l1 = b
             cand_feature[nf] = j
-            cand_key[nf] = l0 + l1
+            cand_key[nf] = l0 + l1 if order_key < 0.0 or known == 2 else order_key
             cand_false[nf] = l0
             cand_true[nf] = l1
             cand_known[nf] = 1 if known == 2 else 0
@@ -1099,7 +1118,8 @@ def _limit(best, budget, f):
 
 @njit
 def _refine_bounds(problem, memo, frames, f, scratch):
-    """Advance frame ``f`` to its next candidate whose bounds (computed now if lazy) beat the limit.
+    """Advance frame ``f`` to its next candidate whose bounds (computed now if lazy) beat the limit,
+    passing over those whose bounds reach it.
 
     Returns False when the table is full (the frame is left consistent to resume).
     """
@@ -1116,7 +1136,15 @@ def _refine_bounds(problem, memo, frames, f, scratch):
     child = scratch.child
     terminal = _terminal(problem, dc) and problem.bound_kind != BOUND_NONE
     p = frames.position[f]
-    while p < nf and false_bound[p] + true_bound[p] < limit and final[p] == 0:
+    by_bound = _sorted_by_bound(problem, dc)
+    while p < nf:
+        if false_bound[p] + true_bound[p] >= limit:
+            if by_bound and final[p] == 0:
+                break  # the later ones are sorted after it
+            p += 1
+            continue
+        if final[p] != 0:
+            break
         if counters[0] + 2 > counters[3]:
             frames.position[f] = p
             return False
@@ -1242,6 +1270,11 @@ def search(problem, memo, frames, max_steps):
                 continue
         # choose the next candidate (computing its children's k-Means bounds on first visit)
         p = position[f]
+        if not _sorted_by_bound(problem, dc):  # pass over the candidates that cannot pay
+            limit = _limit(best, budget, f)
+            while p < n_candidates[f] and bounds_final[f, p] == 1 and false_bound[f, p] + true_bound[f, p] >= limit:
+                p += 1
+            position[f] = p
         if (p < n_candidates[f] and bounds_final[f, p] == 0
                 and not _refine_bounds(problem, memo, frames, f, scratch)):
             frames.top[0] = top
@@ -1282,19 +1315,16 @@ def search(problem, memo, frames, max_steps):
 def _closing_bound(frames, f):
     """Lower bound proven by frame ``f`` when it closes without a tree below its budget.
 
-    At least the budget, and often more: the leaf, every candidate passed over (its children's
-    bounds, raised by what their searches proved), the first candidate not reached (the later
-    ones are sorted after it) and the features dropped when it was expanded each cost at least
-    their bound, so the least of these is proven.
+    At least the budget, and often more: the leaf, every candidate (its children's bounds, raised
+    by what their searches proved) and the features dropped when it was expanded each cost at
+    least their bound, so the least of these is proven.
     Stored, it spares a later visit with a higher budget from expanding the subproblem again.
     """
     proven = frames.best[f]
     if frames.dropped[f] < proven:
         proven = frames.dropped[f]
     nf = frames.n_candidates[f]
-    p = frames.position[f]
-    last = p + 1 if p < nf else nf
-    for q in range(last):
+    for q in range(nf):
         b = frames.false_bound[f, q] + frames.true_bound[f, q]
         if b < proven:
             proven = b
@@ -1309,7 +1339,7 @@ def stack_lower_bound(frames, top_lower):
     The top frame is paused on entry, so its bound is its memoised bound ``top_lower``. Every
     frame below is solving candidate ``position`` (its false child in phase 0, its true child in
     phase 1) and has proven every earlier candidate worth at least ``min(best, budget)``; later
-    candidates are worth at least their sorted children's bounds.
+    candidates are worth at least their children's bounds.
     """
     top = frames.top[0]
     inner = top_lower
@@ -1317,8 +1347,9 @@ def stack_lower_bound(frames, top_lower):
     if frames.n_candidates[last] >= 0:  # paused while choosing its next feature
         inner = _limit(frames.best, frames.budget, last)
         p = frames.position[last]
-        if p < frames.n_candidates[last] and frames.false_bound[last, p] + frames.true_bound[last, p] < inner:
-            inner = frames.false_bound[last, p] + frames.true_bound[last, p]
+        for q in range(p, frames.n_candidates[last]):
+            if frames.false_bound[last, q] + frames.true_bound[last, q] < inner:
+                inner = frames.false_bound[last, q] + frames.true_bound[last, q]
     for f in range(top - 2, -1, -1):
         p = frames.position[f]
         nf = frames.n_candidates[f]
@@ -1326,8 +1357,8 @@ def stack_lower_bound(frames, top_lower):
             cand = inner + frames.true_bound[f, p]
         else:
             cand = frames.false_value[f] + inner
-        if p + 1 < nf:
-            nxt = frames.false_bound[f, p + 1] + frames.true_bound[f, p + 1]
+        for q in range(p + 1, nf):
+            nxt = frames.false_bound[f, q] + frames.true_bound[f, q]
             if nxt < cand:
                 cand = nxt
         b = frames.best[f]
