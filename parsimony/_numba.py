@@ -407,8 +407,11 @@ def restart_eta(bar):
     """A fresh tqdm bar in place of ``bar``, at its count, whose rate and ETA count only the steps to come.
 
     Progress loops call it after a step that compiled kernels (``compiled_kernels()`` grew), so
-    that a first step dominated by compilation does not make the ETA minutes long.
+    that a first step dominated by compilation does not make the ETA minutes long. A disabled
+    bar (``disable=True``: it shows nothing and has no description) is returned as it is.
     """
+    if bar.disable:
+        return bar
     fresh = type(bar)(total=bar.total, initial=bar.n, desc=bar.desc, unit=bar.unit, leave=bar.leave,
                       disable=bar.disable)
     if bar.postfix:

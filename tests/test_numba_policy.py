@@ -133,6 +133,12 @@ def test_restart_eta_counts_only_the_steps_to_come():
     fresh.close()
 
 
+def test_restart_eta_keeps_a_disabled_bar():  # `bench run --no-progress` on a cold cache
+    bar = tqdm(total=10, disable=True)
+    bar.update(1)
+    assert restart_eta(bar) is bar
+
+
 def test_a_second_process_loads_every_kernel_from_the_cache(tmp_path):
     (tmp_path / "kernels_mod.py").write_text(
         "from parsimony._numba import njit\n"
