@@ -4,10 +4,15 @@ Each case runs in a fresh interpreter with a fresh, empty ``NUMBA_CACHE_DIR`` (c
 kernel is compiled), then once more in a fresh interpreter on the cache the first one wrote
 (warm start). The clock starts before ``import parsimony`` and stops after ``fit`` and
 ``predict`` on 200 rows of Friedman-1 data. Wall time is what a user waits; CPU time is printed
-beside it because compilation is single-threaded, so on a busy machine the wall time overstates
-the cost while the CPU time does not.
+beside it (the process's own, then its helper's): on a busy machine the wall time overstates the
+cost while the CPU time does not. On a cold cache a helper process compiles some kernels on a
+second core (``parsimony._numba.precompile``; ``PARSIMONY_NUMBA_HELPER=0`` turns it off), so
+the wall time is meaningful only when a second core is free: the load average before each cold
+run is printed. ``helper steps`` counts the kernels the helper was to compile that this process
+loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
+plan out of step with the kernels: fix the steps).
 
-Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile]
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--no-helper]
 
 ``--profile`` also lists the compile time of each jitted function (exclusive of the kernels it
 calls, inclusive, and how many type specialisations were compiled) for the cold run; a
@@ -60,12 +65,26 @@ if case == "sqr":
 else:
     model = parsimony.OptimalSparseRegressionTree()
 model.fit(X, y).predict(X)
-print(json.dumps({"wall": time.perf_counter() - t0, "cpu": time.process_time() - c0, "compile": records}))
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+import resource
+from parsimony import _numba
+for process in getattr(_numba, "_HELPERS", []):  # (an older parsimony has none)
+    process.wait()
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+steps = [0, 0, 0]  # loaded, compiled here, twins
+for kernel, sig in getattr(_numba, "_HELPED", ()):
+    steps[0] += kernel.stats.cache_hits.get(sig, 0) > 0
+    steps[1] += kernel.stats.cache_misses.get(sig, 0) > 0
+    steps[2] += sig in kernel.internal.overloads
+print(json.dumps({"wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime, "steps": steps,
+                  "compile": records}))
 """
 
 
-def _run(case, cache_dir, profile=False):
+def _run(case, cache_dir, profile=False, helper=True):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
+    if not helper:
+        env["PARSIMONY_NUMBA_HELPER"] = "0"
     out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0"], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -76,13 +95,15 @@ def main():
     parser.add_argument("--repeat", type=int, default=1, help="cold/warm process pairs per case")
     parser.add_argument("--case", nargs="+", choices=sorted(TARGETS), default=["sqr", "osrt"])
     parser.add_argument("--profile", action="store_true", help="per-function compile times (cold run)")
+    parser.add_argument("--no-helper", action="store_true", help="compile in one process (no helper process)")
     args = parser.parse_args()
     rows = []
     for case in args.case:
-        cold, warm = [], []
+        cold, warm, loads = [], [], []
         for i in range(args.repeat):
             with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
-                cold.append(_run(case, cache_dir, profile=args.profile and i == 0))
+                loads.append(os.getloadavg()[0])
+                cold.append(_run(case, cache_dir, profile=args.profile and i == 0, helper=not args.no_helper))
                 warm.append(_run(case, cache_dir))
         if args.profile:
             records = cold[0]["compile"]
@@ -93,15 +114,20 @@ def main():
                     print(f"{excl:10.2f} {incl:10.2f} {n:5d}  {name}")
             print(f"{sum(r[0] for r in records.values()):10.2f} {'':>10} "
                   f"{sum(r[2] for r in records.values()):5d}  total over {len(records)} functions")
-        rows.append((case, statistics.median(r["wall"] for r in cold), statistics.median(r["cpu"] for r in cold),
-                     statistics.median(r["wall"] for r in warm), statistics.median(r["cpu"] for r in warm)))
+        median = statistics.median
+        rows.append((case, median(r["wall"] for r in cold), median(r["cpu"] for r in cold),
+                     median(r["helper_cpu"] for r in cold), median(r["wall"] for r in warm),
+                     median(r["cpu"] for r in warm), median(loads), cold[0]["steps"]))
     print(f"\nfirst fit, import included, 200 rows (median of {args.repeat}; s)")
-    print(f"{'case':6} {'cold wall':>10} {'cold cpu':>9} {'target':>7} {'':4} {'warm wall':>10} {'warm cpu':>9}")
-    for case, cw, cc, ww, wc in rows:
+    print(f"{'case':6} {'cold wall':>10} {'cold cpu':>9} {'helper cpu':>11} {'target':>7} {'':4} {'warm wall':>10} "
+          f"{'warm cpu':>9} {'load':>5}  helper steps (loaded/here/twins)")
+    for case, cw, cc, hc, ww, wc, load, steps in rows:
         verdict = "PASS" if cw <= TARGETS[case] else ("pass*" if cc <= TARGETS[case] else "FAIL")
-        print(f"{case:6} {cw:10.1f} {cc:9.1f} {TARGETS[case]:7.1f} {verdict:4} {ww:10.1f} {wc:9.1f}")
-    print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. "
-          "pass*: within target in CPU time only (a busy machine).")
+        print(f"{case:6} {cw:10.1f} {cc:9.1f} {hc:11.1f} {TARGETS[case]:7.1f} {verdict:4} {ww:10.1f} {wc:9.1f} "
+              f"{load:5.1f}  {'/'.join(map(str, steps))}")
+    print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. cpu: this process's, "
+          "helper cpu: its helper's; load: 1-minute load average before the cold run (2 cores: a free core needs "
+          "load < 1). pass*: within target in CPU time only (a busy machine).")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,12 @@ changes the compiled code.
 A cached kernel is reused only while every source file of its package is unchanged (numba
 itself checks only the kernel's own file, though a kernel holds the code of the kernels it calls).
 
+A fit can list its kernels and their argument types for :func:`precompile`, which compiles
+them in an order that lets kernels link the entries they call, and, on a cold cache, hands some
+to a helper process on another core that compiles them into the cache meanwhile (a kernel is
+compiled and saved under its cache lock, so a process that needs one another is compiling waits
+and loads it).
+
 Nothing is compiled at import time: numba compiles lazily on first call. The first compile of
 a process says so once on stderr (a cold start takes tens of seconds; later processes load the
 kernels from the cache), and :func:`compiled_kernels` counts compiles so that progress bars can
@@ -34,11 +40,15 @@ leave a compiling step out of their ETA.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import gc
 import hashlib
+import importlib
 import os
+import pickle
+import subprocess
 import sys
 from pathlib import Path
 from types import FunctionType
@@ -86,8 +96,11 @@ class _CompileWatch(event.Listener):
         self.count = 0
 
     def on_start(self, ev):
-        if not isinstance(ev.data["dispatcher"], KernelDispatcher):
-            return
+        if isinstance(ev.data["dispatcher"], KernelDispatcher):
+            self.compiling()
+
+    def compiling(self):
+        """Count a compile (here, or a helper process's that this one waits for); announce the first."""
         self.count += 1
         if self.count == 1:
             _say(ANNOUNCEMENT if CACHE else ANNOUNCEMENT.split(" (")[0] + " (no writable cache: every process compiles)")
@@ -167,14 +180,21 @@ class KernelDispatcher(CPUDispatcher):
             return self._call_template(args, kws)
 
     def _call_template(self, args, kws):
-        if self.internal is None or (not kws and tuple(args) in self.overloads):  # reuse a compiled entry
+        # reuse a compiled entry, or one a helper process compiles (see precompile)
+        if self.internal is None or (not kws and (tuple(args) in self.overloads or (self, tuple(args)) in _HELPED)):
             return super().get_call_template(args, kws)
         return self.internal.get_call_template(args, kws)
 
     def compile(self, sig):
-        """numba's compile (or cache load) for ``sig``, the outermost one in a :func:`_compile_session`."""
+        """numba's compile (or cache load) for ``sig``, the outermost one in a :func:`_compile_session`,
+        under the kernel's cache lock: a process that needs a kernel another one is compiling
+        waits for it and loads it from the cache."""
         with global_compiler_lock, _compile_session():
-            return super().compile(sig)
+            cache = self._cache
+            if not isinstance(cache, _PackageStampedCache) or tuple(sigutils.normalize_signature(sig)[0]) in self.overloads:
+                return super().compile(sig)
+            with cache.claim():
+                return super().compile(sig)
 
     def get_overload(self, sig):
         """The compiled function for ``sig``: this dispatcher's, else its twin's (for lowering a call)."""
@@ -254,21 +274,38 @@ def package_source_stamp(root: str) -> str:
     return digest.hexdigest()
 
 
+_HELD = {}  # path -> [open handle, depth]: this process's locks (flock does not nest in one process)
+
+
 @contextlib.contextmanager
-def _file_lock(path):
-    """An exclusive lock on ``path`` between processes (none where unavailable)."""
+def _file_lock(path, wait=True):
+    """An exclusive lock on ``path`` between processes, reentrant within one; yields whether it
+    is held (False: ``wait=False`` and another process holds it). No lock where unavailable."""
+    if path in _HELD:
+        _HELD[path][1] += 1
+        try:
+            yield True
+        finally:
+            _HELD[path][1] -= 1
+        return
     try:
         handle = open(path, "a") if fcntl is not None else None
     except OSError:
         handle = None
     if handle is None:
-        yield
+        yield True
         return
     with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
         try:
-            yield
+            fcntl.flock(handle, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        _HELD[path] = [handle, 0]
+        try:
+            yield True
         finally:
+            del _HELD[path]
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
@@ -289,6 +326,18 @@ class _PackageStampedCache(FunctionCache):
             cache_path=self._cache_path, filename_base=self._impl.filename_base,
             source_stamp=(self._impl.locator.get_source_stamp(), package_source_stamp(root)))
         self._lock_path = os.path.join(self._cache_path, self._impl.filename_base + ".lock")
+
+    def claim(self, wait=True):
+        """The kernel's lock (a context manager yielding whether it is held; see :func:`_file_lock`)."""
+        try:
+            self._impl.locator.ensure_cache_path()
+        except OSError:
+            pass
+        return _file_lock(self._lock_path, wait)
+
+    def has(self, sig, codegen):
+        """Whether the cache holds ``sig`` (without loading it)."""
+        return self._index_key(sig, codegen) in self._cache_file._load_index()
 
     def load_overload(self, sig, target_context):
         with _file_lock(self._lock_path):
@@ -401,6 +450,114 @@ def argsort(values):
         order, merged = merged, order
         width *= 2
     return order
+
+
+_HELPED = set()  # (kernel, argument types) that a helper process compiles into the cache
+_PRECOMPILED = set()  # (kernel, argument types) of the steps precompile went through
+_HELPERS = []  # helper processes started here
+
+
+def _argument_types(kernel, args):
+    """The argument types numba compiles ``kernel(*args)`` for, defaults included."""
+    return tuple(kernel.fold_argument_types(tuple(kernel.typeof_pyval(a) for a in args), {})[1])
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def precompile(steps):
+    """Compile, or load from the cache, the kernels of a fit before it calls them; on a cold
+    cache, with a helper process compiling some of them on another core.
+
+    Parameters
+    ----------
+    steps : list of (kernel, args, where)
+        Kernels (``@njit`` from here) and arguments of the types the fit calls them with, in
+        compile order: callees first, since a kernel that calls an entry compiled already
+        links it instead of compiling it again. ``where`` is ``"main"`` (this process compiles
+        it) or ``"helper"``: when some of those are not cached, a helper process compiles them,
+        in this order, into the cache, while this process compiles its own steps and loads the
+        helper's as it needs them (also from inside a kernel that calls one with these argument
+        types; one the helper has not begun it compiles itself). Without a helper (one core, no
+        writable cache, ``PARSIMONY_NUMBA_HELPER=0``) the helper steps compile on first use as
+        usual, as they do when every ``"main"`` step is cached already. Nothing is compiled twice:
+        every kernel is compiled and saved under its cache lock.
+    """
+    if numba.config.DISABLE_JIT:
+        return
+    steps = [(kernel, _argument_types(kernel, args), where) for kernel, args, where in steps]
+    if all((kernel, sig) in _PRECOMPILED for kernel, sig, _ in steps):
+        return
+    helped = [(kernel, sig) for kernel, sig, where in steps if where == "helper"]
+    cold = any(not _cached(kernel, sig) for kernel, sig, where in steps if where == "main")
+    if helped and cold and _start_helper(helped):
+        _HELPED.update(helped)
+        _WATCH.compiling()  # what this process now waits for is compile time too
+    for kernel, sig, where in steps:
+        if where == "main" or (kernel, sig) in _HELPED:
+            try:
+                kernel.compile(sig)
+            except (errors.NumbaError, TypeError):  # pragma: no cover - a step the fit no longer matches
+                pass  # the fit's own call compiles what it needs (and reports a kernel's error)
+        _PRECOMPILED.add((kernel, sig))
+
+
+def _cached(kernel, sig) -> bool:
+    """Whether ``kernel`` is compiled for ``sig`` in this process or in the cache (not loading it)."""
+    if sig in kernel.overloads:
+        return True
+    cache = kernel._cache
+    return isinstance(cache, _PackageStampedCache) and cache.has(sig, kernel.targetctx.codegen())
+
+
+def _start_helper(helped) -> bool:
+    """Start a helper process compiling ``helped`` into the cache, unless all are cached."""
+    if (not CACHE or fcntl is None or os.environ.get("PARSIMONY_NUMBA_HELPER", "1") == "0" or _usable_cpus() < 2
+            or not sys.executable):
+        return False
+    if not all(isinstance(kernel._cache, _PackageStampedCache) for kernel, _ in helped):
+        return False
+    todo = [(kernel.py_func.__module__, kernel.py_func.__name__, sig) for kernel, sig in helped
+            if not _cached(kernel, sig)]
+    if not todo:
+        return False
+    paths = [os.path.dirname(_package_root(kernel.py_func)) for kernel, _ in helped]
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env = dict(os.environ, PARSIMONY_NUMBA_HELPER="0", PYTHONPATH=os.pathsep.join(dict.fromkeys(paths)))
+    code = f"import sys\nfrom {__name__} import _help\n_help(sys.stdin.buffer.read())"
+    try:
+        process = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        process.stdin.write(pickle.dumps(todo))
+        process.stdin.close()
+    except (OSError, pickle.PicklingError):
+        return False
+    if not _HELPERS:
+        atexit.register(_stop_helpers)
+    _HELPERS.append(process)
+    return True
+
+
+def _help(message):
+    """A helper process: compile the kernels of ``message`` (pickled ``(module, name, argument
+    types)``) into the cache, in order, skipping any that another process is compiling."""
+    for module, name, sig in pickle.loads(message):
+        kernel = getattr(importlib.import_module(module), name, None)
+        if not isinstance(kernel, KernelDispatcher) or not isinstance(kernel._cache, _PackageStampedCache):
+            continue
+        with kernel._cache.claim(wait=False) as held:
+            if held:
+                kernel.compile(sig)
+
+
+def _stop_helpers():
+    for process in _HELPERS:
+        if process.poll() is None:
+            process.terminate()
 
 
 def restart_eta(bar):

@@ -13,7 +13,8 @@ from numba.core import errors, event
 from tqdm import tqdm
 
 from parsimony._numba import (
-    KernelDispatcher, _LinkOnlyLibrary, argsort, assign, compiled_kernels, njit, njit_by_constant, restart_eta,
+    KernelDispatcher, _LinkOnlyLibrary, argsort, assign, compiled_kernels, njit, njit_by_constant, precompile,
+    restart_eta,
 )
 
 
@@ -203,3 +204,107 @@ def test_cache_files_are_written_under_a_lock(tmp_path):
             process.wait(timeout=5)  # waits for the lock to look the kernel up in the cache
         fcntl.flock(handle, fcntl.LOCK_UN)
     assert process.communicate(timeout=120)[0].split() == ["42"]
+
+
+_PLANNED = """
+import numpy as np
+from parsimony._numba import njit
+
+@njit
+def leaf(a, k):
+    return a[0] * k
+
+@njit
+def middle(a, k):
+    return leaf(a, k) + 1.0
+
+@njit
+def top(a, k):
+    return middle(a, k) * 2.0
+
+def steps():
+    return [(top, (np.ones(3), 1.0), "main"), (middle, (np.ones(3), 1.0), "helper")]
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the helper process needs the cache lock (fcntl)")
+@pytest.mark.parametrize("helper", ["1", "0"])
+def test_precompile_hands_a_step_to_a_helper_process(tmp_path, helper):
+    package = tmp_path / "src" / "planned"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "k.py").write_text(_PLANNED)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PARSIMONY_NUMBA_HELPER=helper,
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "src"), *sys.path]))
+    script = ("import numpy as np\nfrom parsimony._numba import precompile, compiled_kernels, _HELPERS\n"
+              "from planned import k\n"
+              "precompile(k.steps())\n"
+              "print(k.top(np.ones(3), 3.0), len(k.top.signatures), len(k.middle.signatures),\n"
+              "      len(k.middle.internal.signatures), len(_HELPERS), compiled_kernels())\n")
+
+    def run():
+        out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+        return out.stdout.split(), out.stderr
+
+    first, stderr = run()
+    if helper == "1" and len(os.sched_getaffinity(0)) > 1:
+        # middle is an entry, compiled by the helper (or here, if top needed it before the helper
+        # began it) and saved: top's typing loaded it instead of compiling a link-only twin
+        assert first[:5] == ["8.0", "1", "1", "0", "1"]
+    else:  # top compiled middle's twin, as without precompile
+        assert first[:5] == ["8.0", "1", "0", "1", "0"]
+    assert int(first[5]) >= 1 and stderr.count("compiling numba kernels, first use only") == 1
+    # a second process loads top and starts no helper, though middle's entry may be missing
+    env["PARSIMONY_NUMBA_HELPER"] = "1"
+    second, stderr = run()
+    assert second[:2] == ["8.0", "1"] and second[4:] == ["0", "0"] and stderr == ""
+
+
+def test_precompile_compiles_the_main_steps_once():
+    @njit(cache=False)
+    def add(a, k):
+        return a[0] + k
+
+    before = compiled_kernels()
+    precompile([(add, (np.ones(2), 1), "main")])
+    assert len(add.signatures) == 1 and compiled_kernels() == before + 1
+    precompile([(add, (np.ones(2), 1), "main")])
+    assert add(np.ones(2), 2) == 3.0 and compiled_kernels() == before + 1
+
+
+_FITS_USE_THE_PLANNED_TYPES = """
+import numpy as np
+from parsimony import OptimalSparseRegressionTree, SymbolicQuantileRegressor
+from parsimony._numba import KernelDispatcher, _argument_types
+from parsimony.symbolic import _search
+from parsimony.trees import osrt
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(60, 3))
+y = X[:, 0] + 0.1 * rng.normal(size=60)
+planned = {}
+for kernel, args, where in osrt._kernel_steps():
+    planned.setdefault(kernel, set()).add(_argument_types(kernel, args))
+OptimalSparseRegressionTree(depth_limit=2).fit(X, y).predict(X)
+original = _search.precompile
+def record(steps):
+    for kernel, args, where in steps:
+        planned.setdefault(kernel, set()).add(_argument_types(kernel, args))
+    original(steps)
+_search.precompile = record
+for quantile in (0.5, 0.8):
+    SymbolicQuantileRegressor(quantile, niterations=1, populations=2, population_size=10, progress=False,
+                              random_state=0).fit(X, y).predict(X)
+for kernel, sigs in planned.items():
+    used = set(map(tuple, kernel.signatures))
+    print(kernel.py_func.__name__, "ok" if used <= sigs else "unplanned: %s" % (used - sigs))
+"""
+
+
+def test_fits_call_their_kernels_with_the_planned_types():
+    # a plan out of step with a fit costs a cold start a useless compile, then the real one
+    out = subprocess.run([sys.executable, "-c", _FITS_USE_THE_PLANNED_TYPES], capture_output=True, text=True,
+                         check=True, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    lines = out.stdout.splitlines()
+    assert len(lines) >= 12
+    assert all(line.endswith(" ok") for line in lines), lines

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._numba import compiled_kernels, restart_eta
+from .._numba import compiled_kernels, precompile, restart_eta
 from ._engine import (
     N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_LINEAR_SCALING, P_MAXSIZE, P_NCYCLES,
     P_OPTIMIZE_EVALS, P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY,
@@ -298,12 +298,46 @@ class _Evolution:
         hof = self.state.hall_of_fame if self.batches is None else self.batches.candidates
         return hof.kernel_args(p)
 
+    def init_args(self, p):
+        """The arguments of ``init_population`` for population ``p``."""
+        return *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[0], self.grammar, \
+            self._hof_args(p)
+
+    def evolve_args(self, p, j):
+        """The arguments of ``evolve_population`` for population ``p`` on worker ``j``."""
+        return *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j], self.grammar, \
+            self.mutation_weights, self.state.freq_global, self.freq_local[p], self._hof_args(p)
+
+    def compile_kernels(self, weights, maxsize):
+        """Compile (or load from numba's cache) the kernels of the search and of its final front
+        before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
+        types the search passes them: first the kernels that other kernels call too (those then
+        link them instead of compiling them again); on a cold cache a helper process compiles
+        ``evolve_population``, the largest, meanwhile."""
+        Xt, y, w, _, loss_kind, _ = data = self.data
+        ops, feats, vals, _ = self.state.hall_of_fame.entry(0, 0)
+        n, ws, loss, f = ops.shape[0], self.full_ws, 0.0, np.empty(y.shape[0])
+        scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
+        steps = [
+            (tree_complexity, (ops, n, weights)),
+            (evaluate, (ops, feats, vals, n, Xt, ws, f)),
+            (tree_loss, (ops, feats, vals, n, data, ws)),
+            (simplify_tree, (ops, feats, vals, n, *scratch)),
+            (free_offset, (ops, feats, vals, n, loss, n, data, ws, f, True, weights, n, maxsize, np.zeros(N_PARAMS))),
+            (optimize_constants, (ops, feats, vals, n, data, ws, new_state(0), loss, POLISH_EVALUATIONS,
+                                  POLISH_RESTARTS)),
+        ]
+        if loss_kind != LOSS_SQUARED:
+            steps.append((pinball_line, (f, y, w, 0.5)))
+        steps.append((init_population, self.init_args(0)))
+        precompile([(kernel, args, "main") for kernel, args in steps]
+                   + [(evolve_population, self.evolve_args(0, 0), "helper")])
+
     def initialise(self):
         if self.batches is not None:
             self.batches.draw(self.pop_data)
         for p in range(len(self.pop_data)):
-            init_population(*self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[0],
-                            self.grammar, self._hof_args(p))
+            init_population(*self.init_args(p))
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
 
@@ -326,9 +360,7 @@ class _Evolution:
         """Evolve populations ``j, j + n_jobs, ...`` once on worker ``j``; returns the evaluations."""
         evals = 0
         for p in range(j, len(self.pop_data), self.n_jobs):
-            evals += evolve_population(*self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j],
-                                       self.grammar, self.mutation_weights, self.state.freq_global,
-                                       self.freq_local[p], self._hof_args(p))
+            evals += evolve_population(*self.evolve_args(p, j))
         return evals
 
     def sync(self, settings, params):
@@ -382,6 +414,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     # the time limit is on the search: a step that compiled kernels (a first fit in a fresh
     # process) does not count, or a 4 s limit would end the search after its first iteration
     compiled, step_start, compiling = compiled_kernels(), time.perf_counter(), 0.0
+    run.compile_kernels(weights, settings.maxsize)
     if not warm:
         run.initialise()
     elif resume.data_digest != digest:

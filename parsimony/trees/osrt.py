@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._numba import precompile
 from .._validation import (POSITIVE, QUANTILE, InstanceOf, Interval, Options, check_numeric_columns,
                            check_sample_weight, input_feature_names, magnitude_scale, validate_params)
 from ..losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Squared, loss_from_code
@@ -434,11 +435,34 @@ def _greedy_tree(prep, lam, solved, build):
     return grow(np.ones(n_classes, dtype=bool), prep.root_depth)
 
 
+def _kernel_steps():
+    """The search kernels with arguments of the types a fit passes, for
+    :func:`~parsimony._numba.precompile`: this process compiles ``search``; on a cold cache a
+    helper process compiles meanwhile the kernel it reaches last (the others lie on the path
+    that search's typing walks first, so this process would wait for them) and the kernels
+    called from Python."""
+    rng = np.random.default_rng(0)
+    Xb = (rng.random((8, 2)) < 0.5).astype(np.uint8)
+    y, w = rng.normal(size=8), np.ones(8)
+    prep = _prepare(Xb, y, w, np.arange(8), LOSS_SQUARED, 0.5, BOUNDS["kmeans"], 0.01, None, 0.0, 1.0)
+    problem = prep.problem
+    n_words = problem.feature_bits.shape[1]
+    memo = _new_memo(8, n_words)
+    frames = _new_frames(2, n_words, Xb.shape[1], prep.root_words, prep.root_depth, _search.pair_width(problem))
+    scratch = _search.new_scratch.py_func(problem, frames.parent_pairs.shape[0])  # what search allocates
+    return [(_search.search, (problem, memo, frames, 1), "main"),
+            (_search._refine_bounds, (problem, memo, frames, 0, scratch), "helper"),
+            (_search.lookup, (memo, prep.root_words, prep.root_depth), "helper"),
+            (_search.rehash, (memo, _new_memo(16, n_words)), "helper"),
+            (_search.stack_lower_bound, (frames, 0.0), "helper")]
+
+
 def warm_up():
     """Compile (or load from numba's disk cache) every search kernel, on a tiny problem.
 
     Useful before timing: the first ``fit`` otherwise pays this once.
     """
+    precompile(_kernel_steps())
     rng = np.random.default_rng(0)
     Xb = (rng.random((40, 5)) < 0.5).astype(np.uint8)
     y = rng.normal(size=40)
