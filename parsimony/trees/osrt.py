@@ -438,9 +438,9 @@ def _greedy_tree(prep, lam, solved, build):
 def _kernel_steps():
     """The search kernels with arguments of the types a fit passes, for
     :func:`~parsimony._numba.precompile`: this process compiles ``search``; on a cold cache a
-    helper process compiles meanwhile the kernel it reaches last (the others lie on the path
-    that search's typing walks first, so this process would wait for them) and the kernels
-    called from Python."""
+    helper process compiles the other kernels called from Python meanwhile. (Handing it a
+    kernel that search calls did not pay: search's typing reaches its large callees early and
+    would wait, and the one it reaches last, ``_refine_bounds``, shares most of its callees.)"""
     rng = np.random.default_rng(0)
     Xb = (rng.random((8, 2)) < 0.5).astype(np.uint8)
     y, w = rng.normal(size=8), np.ones(8)
@@ -449,9 +449,7 @@ def _kernel_steps():
     n_words = problem.feature_bits.shape[1]
     memo = _new_memo(8, n_words)
     frames = _new_frames(2, n_words, Xb.shape[1], prep.root_words, prep.root_depth, _search.pair_width(problem))
-    scratch = _search.new_scratch.py_func(problem, frames.parent_pairs.shape[0])  # what search allocates
     return [(_search.search, (problem, memo, frames, 1), "main"),
-            (_search._refine_bounds, (problem, memo, frames, 0, scratch), "helper"),
             (_search.lookup, (memo, prep.root_words, prep.root_depth), "helper"),
             (_search.rehash, (memo, _new_memo(16, n_words)), "helper"),
             (_search.stack_lower_bound, (frames, 0.0), "helper")]
