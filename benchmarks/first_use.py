@@ -6,9 +6,9 @@ kernel is compiled), then once more in a fresh interpreter on the cache the firs
 ``predict`` on 200 rows of Friedman-1 data. Wall time is what a user waits; CPU time is printed
 beside it (the process's own, then its helper's): on a busy machine the wall time overstates the
 cost while the CPU time does not. On a cold cache a helper process compiles some kernels on a
-second core (``parsimony._numba.precompile``; ``PARSIMONY_NUMBA_HELPER=0`` turns it off), so
-the wall time is meaningful only when a second core is free: the load average before each cold
-run is printed. ``helper steps`` counts the kernels the helper was to compile that this process
+second core when one is free (``parsimony._numba.precompile``; here always: the child runs with
+``PARSIMONY_NUMBA_HELPER=1``, or 0 with ``--no-helper``), so the wall time is meaningful only
+when a second core is free: the load average before each cold run is printed. ``helper steps`` counts the kernels the helper was to compile that this process
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
 plan out of step with the kernels: fix the steps).
 
@@ -82,9 +82,7 @@ print(json.dumps({"wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage
 
 
 def _run(case, cache_dir, profile=False, helper=True):
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir)
-    if not helper:
-        env["PARSIMONY_NUMBA_HELPER"] = "0"
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PARSIMONY_NUMBA_HELPER="1" if helper else "0")
     out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0"], env=env,
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])

@@ -483,9 +483,10 @@ def precompile(steps):
         in this order, into the cache, while this process compiles its own steps and loads the
         helper's as it needs them (also from inside a kernel that calls one with these argument
         types; one the helper has not begun it compiles itself). Without a helper (one core, no
-        writable cache, ``PARSIMONY_NUMBA_HELPER=0``) the helper steps compile on first use as
-        usual, as they do when every ``"main"`` step is cached already. Nothing is compiled twice:
-        every kernel is compiled and saved under its cache lock.
+        core free by the load average, no writable cache, ``PARSIMONY_NUMBA_HELPER=0``; ``=1``
+        starts one whatever the load) the helper steps compile on first use as usual, as they do
+        when every ``"main"`` step is cached already. Every kernel is compiled and saved under its
+        cache lock, so no process compiles one that another is compiling.
     """
     if numba.config.DISABLE_JIT:
         return
@@ -514,10 +515,21 @@ def _cached(kernel, sig) -> bool:
     return isinstance(cache, _PackageStampedCache) and cache.has(sig, kernel.targetctx.codegen())
 
 
+def _busy() -> bool:
+    """No core free (1-minute load average): a helper would slow the compile down, since it
+    compiles some kernels that this process compiles too."""
+    try:
+        return os.getloadavg()[0] > _usable_cpus() - 1
+    except OSError:  # pragma: no cover - no load average
+        return False
+
+
 def _start_helper(helped) -> bool:
     """Start a helper process compiling ``helped`` into the cache, unless all are cached."""
-    if (not CACHE or fcntl is None or os.environ.get("PARSIMONY_NUMBA_HELPER", "1") == "0" or _usable_cpus() < 2
-            or not sys.executable):
+    wanted = os.environ.get("PARSIMONY_NUMBA_HELPER", "auto")
+    if not CACHE or fcntl is None or wanted == "0" or _usable_cpus() < 2 or not sys.executable:
+        return False
+    if wanted != "1" and _busy():
         return False
     if not all(isinstance(kernel._cache, _PackageStampedCache) for kernel, _ in helped):
         return False

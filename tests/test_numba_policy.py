@@ -308,3 +308,13 @@ def test_fits_call_their_kernels_with_the_planned_types():
     lines = out.stdout.splitlines()
     assert len(lines) >= 12
     assert all(line.endswith(" ok") for line in lines), lines
+
+
+def test_a_helper_starts_on_its_own_only_when_a_core_is_free(monkeypatch):
+    import parsimony._numba as numba_policy
+
+    monkeypatch.setattr(numba_policy, "_usable_cpus", lambda: 2)
+    monkeypatch.setattr(numba_policy.os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    assert numba_policy._busy()
+    monkeypatch.setattr(numba_policy.os, "getloadavg", lambda: (0.5, 1.0, 1.0))
+    assert not numba_policy._busy()
