@@ -912,14 +912,12 @@ def init_population(population, state, data, ws, grammar, hof):
     child = scratch.child
     maxsize = int(params[P_MAXSIZE])
     for i in range(pop_ops.shape[0]):
-        length = -1
-        while length < 0:
+        cplx = -1
+        while cplx < 0:
             target = 1 + randint(state, min(maxsize, 7))
             length = random_tree(*child, *scratch.spare, scratch.cap, target, weights, state, grammar[0], grammar[1],
                                  grammar[4])
-            if _accept(child, length, scratch.max_length, weights, maxsize) < 0:
-                length = -1
-        cplx = tree_complexity(child[0], length, weights)
+            cplx = _accept(child, length, scratch.max_length, weights, maxsize)
         loss = tree_loss(child[0], child[1], child[2], length, data, ws)
         _copy(child[0], child[1], child[2], 0, length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
         pop_len[i] = length
