@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import pytest
-from numba.core import errors, event
+from numba.core import errors, event, types
 from tqdm import tqdm
 
 from parsimony._numba import (
@@ -59,6 +59,23 @@ def test_kernels_reuse_an_entry_compiled_for_python():
     assert three_calls(np.arange(1.0, 4.0), 5) == 6.0
     assert scaled.internal.signatures == []  # the int64 entry compiled for Python serves the caller
     assert compiled_kernels() == before + 1
+
+
+def test_a_call_that_leaves_out_a_default_reuses_the_entry():
+    @njit(cache=False)
+    def scaled(a, k, offset=1.0):
+        return a[0] * k + offset
+
+    @njit(cache=False)
+    def caller(a, k):
+        return scaled(a, k) + scaled(a, k, offset=0.0)
+
+    assert scaled(np.arange(1.0, 4.0), 2.0) == 3.0  # the entry, its default left out
+    assert caller(np.arange(1.0, 4.0), 2.0) == 3.0 + 2.0
+    # the first call links the entry (same types, default included); the second passes a float
+    # for offset, a signature no entry has: a link-only twin
+    assert len(scaled.signatures) == 1 and len(scaled.internal.signatures) == 1
+    assert isinstance(scaled.signatures[0][2], types.Omitted) and scaled.internal.signatures[0][2] == types.float64
 
 
 def test_assign_copies_a_row():
@@ -258,6 +275,35 @@ def test_precompile_hands_a_step_to_a_helper_process(tmp_path, helper):
     env["PARSIMONY_NUMBA_HELPER"] = "1"
     second, stderr = run()
     assert second[:2] == ["8.0", "1"] and second[4:] == ["0", "0"] and stderr == ""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the helper process needs the cache lock (fcntl)")
+@pytest.mark.parametrize("shared", [True, False])
+def test_a_helper_links_the_shared_entries_instead_of_compiling_twins(tmp_path, shared):
+    package = tmp_path / "src" / "planned"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "k.py").write_text(_PLANNED)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join([str(tmp_path / "src"), *sys.path]))
+    helper = ("import pickle\nimport numpy as np\nfrom parsimony._numba import _argument_types, _help\n"
+              "from planned import k\n"
+              "sig = _argument_types(k.top, (np.ones(3), 1.0))\n"
+              f"entries = [('planned.k', 'middle', sig)] if {shared} else []\n"
+              "_help(pickle.dumps(([('planned.k', 'top', sig)], entries)))\n"
+              "print(len(k.top.signatures), len(k.middle.signatures), len(k.middle.internal.signatures))\n")
+    out = subprocess.run([sys.executable, "-c", helper], env=env, capture_output=True, text=True, check=True)
+    # shared: middle compiled (and saved) as an entry that top links; else as top's link-only twin
+    assert out.stdout.split() == (["1", "1", "0"] if shared else ["1", "0", "1"])
+    main = ("import numpy as np\nfrom parsimony._numba import precompile, compiled_kernels\nfrom planned import k\n"
+            "precompile([(k.middle, (np.ones(3), 1.0), 'main'), (k.top, (np.ones(3), 1.0), 'main')])\n"
+            "print(compiled_kernels(), k.top(np.ones(3), 3.0))\n")
+    out = subprocess.run([sys.executable, "-c", main], env=dict(env, PARSIMONY_NUMBA_HELPER="0"),
+                         capture_output=True, text=True, check=True)
+    # the process that started the helper loads both from the cache (without shared entries, it
+    # compiles middle and loads top)
+    compiles, value = out.stdout.split()
+    assert (compiles == "0") == shared and value == "8.0"
 
 
 def test_precompile_compiles_the_main_steps_once():

@@ -6,9 +6,19 @@
 finite-sample coverage guarantee (split-conformal calibration).
 """
 
-from ..losses import Absolute, Pinball, Squared
-from .conformal import ConformalQuantileInterval
-from .regressor import SymbolicQuantileRegressor, select_equation
+from .._lazy import lazy_exports
+
+# loaded on first use: a helper process that compiles kernels imports the kernel modules only
+_LAZY = {
+    "SymbolicQuantileRegressor": "parsimony.symbolic.regressor",
+    "select_equation": "parsimony.symbolic.regressor",
+    "ConformalQuantileInterval": "parsimony.symbolic.conformal",
+    "Pinball": "parsimony.losses",
+    "Squared": "parsimony.losses",
+    "Absolute": "parsimony.losses",
+}
 
 __all__ = ["SymbolicQuantileRegressor", "ConformalQuantileInterval", "Pinball", "Squared", "Absolute",
            "select_equation"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -313,25 +313,27 @@ class _Evolution:
         before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
         types the search passes them: first the kernels that other kernels call too (those then
         link them instead of compiling them again); on a cold cache a helper process compiles
-        ``evolve_population``, the largest, meanwhile."""
+        ``init_population`` and ``evolve_population`` meanwhile (they share most of their
+        callees), and of the others those its typing reaches before this process does
+        (``free_offset``, reached early, comes last here)."""
         Xt, y, w, _, loss_kind, _ = data = self.data
         ops, feats, vals, _ = self.state.hall_of_fame.entry(0, 0)
         n, ws, loss, f = ops.shape[0], self.full_ws, 0.0, np.empty(y.shape[0])
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
         steps = [
             (tree_complexity, (ops, n, weights)),
-            (evaluate, (ops, feats, vals, n, Xt, ws, f)),
             (tree_loss, (ops, feats, vals, n, data, ws)),
+            (evaluate, (ops, feats, vals, n, Xt, ws, f)),
             (simplify_tree, (ops, feats, vals, n, *scratch)),
-            (free_offset, (ops, feats, vals, n, loss, n, data, ws, f, True, weights, n, maxsize, np.zeros(N_PARAMS))),
             (optimize_constants, (ops, feats, vals, n, data, ws, new_state(0), loss, POLISH_EVALUATIONS,
                                   POLISH_RESTARTS)),
+            (free_offset, (ops, feats, vals, n, loss, n, data, ws, f, True, weights, n, maxsize, np.zeros(N_PARAMS))),
         ]
         if loss_kind != LOSS_SQUARED:
             steps.append((pinball_line, (f, y, w, 0.5)))
-        steps.append((init_population, self.init_args(0)))
         precompile([(kernel, args, "main") for kernel, args in steps]
-                   + [(evolve_population, self.evolve_args(0, 0), "helper")])
+                   + [(init_population, self.init_args(0), "helper"),
+                      (evolve_population, self.evolve_args(0, 0), "helper")])
 
     def initialise(self):
         if self.batches is not None:

@@ -5,7 +5,15 @@ leaf, exactly, by dynamic programming with bounds (k-Means equivalent-points low
 ``Binarizer`` turns numeric features into readable threshold features.
 """
 
-from .binarizer import Binarizer
-from .osrt import OptimalSparseRegressionTree, TreeTable
+from .._lazy import lazy_exports
+
+# loaded on first use: a helper process that compiles kernels imports the kernel modules only
+_LAZY = {
+    "Binarizer": "parsimony.trees.binarizer",
+    "OptimalSparseRegressionTree": "parsimony.trees.osrt",
+    "TreeTable": "parsimony.trees.osrt",
+}
 
 __all__ = ["Binarizer", "OptimalSparseRegressionTree", "TreeTable"]
+
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
