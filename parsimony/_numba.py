@@ -270,52 +270,39 @@ _LINK_ONLY = all(hasattr(JITCodeLibrary, name) for name in (
 
 
 @register_pass(mutates_CFG=False, analysis_only=False)
-class _UseLinkOnlyLibrary(LoweringPass):
-    """Lower into a :class:`_LinkOnlyLibrary`."""
+class _UseOwnLibrary(LoweringPass):
+    """Lower into the library class of the compiler (``state.parsimony_library``)."""
 
-    _name = "parsimony_link_only_library"
-
-    def __init__(self):
-        LoweringPass.__init__(self)
-
-    def run_pass(self, state):
-        state.library = _LinkOnlyLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
-        return True
-
-
-@register_pass(mutates_CFG=False, analysis_only=False)
-class _UseKernelLibrary(LoweringPass):
-    """Lower into a :class:`_KernelLibrary` (cacheable, as numba's own)."""
-
-    _name = "parsimony_kernel_library"
+    _name = "parsimony_own_library"
 
     def __init__(self):
         LoweringPass.__init__(self)
 
     def run_pass(self, state):
-        state.library = _KernelLibrary(state.targetctx.codegen(), state.func_id.func_qualname)
-        state.library.enable_object_caching()
+        library_class = state.parsimony_library
+        state.library = library_class(state.targetctx.codegen(), state.func_id.func_qualname)
+        if library_class is _KernelLibrary:
+            state.library.enable_object_caching()  # cacheable, as numba's own
         return True
 
 
 class _KernelCompiler(CompilerBase):
     """numba's nopython pipeline, lowering into a :class:`_KernelLibrary`."""
 
+    library_class = _KernelLibrary
+
     def define_pipelines(self):
+        self.state.parsimony_library = self.library_class
         pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(_UseKernelLibrary, AnnotateTypes)
+        pm.add_pass_after(_UseOwnLibrary, AnnotateTypes)
         pm.finalize()
         return [pm]
 
 
-class _LinkOnlyCompiler(CompilerBase):
+class _LinkOnlyCompiler(_KernelCompiler):
     """numba's nopython pipeline, lowering into a :class:`_LinkOnlyLibrary`."""
 
-    def define_pipelines(self):
-        pm = DefaultPassBuilder.define_nopython_pipeline(self.state)
-        pm.add_pass_after(_UseLinkOnlyLibrary, AnnotateTypes)
-        pm.finalize()
-        return [pm]
+    library_class = _LinkOnlyLibrary
 
 
 @functools.lru_cache(maxsize=None)
