@@ -207,13 +207,23 @@ Frames = namedtuple("Frames", [
     "parent_kept",    # (1 + features,) their index: the features that split it (see _index_features)
     "parent_slot",    # (features,) and each feature's place in that list
     "parent_count",   # [0] its number of classes
+    "grand_pairs",    # (features, features, 4) and (features, features) pair sums and their within-class
+    "grand_within",   #   losses of the expanded depth-four frame (squared loss, depth limit; else (1, 1)):
+    #                   the lookahead bounds of its depth-three children come from them
+    "grand_kept",     # (1 + features,) their index (see _index_features)
+    "grand_slot",     # (features,)
+    "grand_count",    # [0] its number of classes
+    "child_pairs",    # (2, features, features, 4) and (2, features, features): the pair sums of the false
+    "child_within",   #   and true child of the depth-four frame's candidate ``child_key`` (its index),
+    "child_key",      #   kept for their expansion; [side] the candidate feature (-1: none)
+    "child_derived",  # [side] 1 when those sums are differences (the frame's minus the other child's)
 ])
 Frames.__doc__ = "The explicit depth-first stack, so a paused search resumes where it stopped."
 
 Scratch = namedtuple("Scratch", [
     "members", "buf_w", "buf_v",                                    # class lists, clustering input
     "feat_weight", "feat_sum", "feat_sumsq", "feat_within",         # per-feature sums on the 1 side
-    "child", "other",                                               # two child bitsets
+    "child", "other", "buf_c",                                      # three child bitsets
     "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
     "cand_false", "cand_true", "cand_known",
     "pairs", "pair_within",                                         # (features, features, 4) pair sums
@@ -252,7 +262,7 @@ def new_scratch(problem, n_pairs):
     return Scratch(
         np.empty(n_classes, dtype=np.int64), np.empty(buf_n), np.empty(buf_n),
         np.empty(n_feat), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat),
-        np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
+        np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty((n_pairs, n_pairs, 4)), np.empty((n_pairs, n_pairs)),
@@ -731,14 +741,18 @@ def _tree_value(problem, words, members, j, k0, k1):
 
 
 @njit
-def _terminal_children(problem, memo, frames, f, j, scratch):
-    """Register the missing depth-two children of candidate ``j`` of the depth-three frame ``f``, solved.
+def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, bound1):
+    """Solve the depth-two children of candidate ``j`` of the depth-three frame ``f`` as far as needed to
+    tell whether their sum is below ``limit``; returns the false and true child's values or bounds.
 
-    The frame's pair sums are kept from its expansion (``frames.parent_pairs``, indexed by
-    ``frames.parent_kept``): one pass over the smaller child gives its pair sums, and the larger
-    child's are the parent's minus them (a pass over the larger child is taken instead when only it
-    is missing and it is small). The larger child's value is then recomputed from sums over its
-    classes (:func:`_tree_value`), so the table holds what a pass over it would have given.
+    ``bound0`` and ``bound1`` are bounds known already; children in the table bring theirs. The
+    larger child is solved first (its value most often rules the candidate out alone), the smaller
+    one only if the candidate can still pay. The frame's pair sums are kept from its expansion
+    (``frames.parent_pairs``, indexed by ``frames.parent_kept``): one pass over the smaller child
+    gives its pair sums, and the larger child's are the parent's minus them (a pass over the
+    larger child is taken instead when the smaller one is solved already and not much smaller),
+    its value then recomputed from sums over its classes (:func:`_tree_value`), so the table holds
+    what a pass over it would have given. Solved children are stored.
     """
     words = frames.words[f]
     fbits = problem.feature_bits
@@ -750,8 +764,9 @@ def _terminal_children(problem, memo, frames, f, j, scratch):
     pairs = scratch.pairs
     parent = frames.parent_pairs
     kept = frames.parent_kept
+    slot = frames.parent_slot
     n_kept = kept[0]
-    jj = frames.parent_slot[j]
+    jj = slot[j]
     n1 = np.int64(parent[jj, jj, 3])
     n0 = frames.parent_count[0] - n1
     small = 1 if n1 <= n0 else 0
@@ -759,31 +774,137 @@ def _terminal_children(problem, memo, frames, f, j, scratch):
     n_large = n0 if small == 1 else n1
     _split_child(words, fbits, j, small, child)
     _split_child(words, fbits, j, 1 - small, other)
-    t_small = _find(keys, depth, child, 2)
-    t_large = _find(keys, depth, other, 2)
-    need_small = depth[t_small] == -1
-    need_large = depth[t_large] == -1
-    if need_large and (need_small or 2 * n_small + 8 < n_large):
-        n, tw, ts, tq, _ = _pair_sums(problem, child, scratch.members, pairs, scratch.pair_within, False,
-                                      frames.parent_slot, n_kept, scratch.ones)
-        if need_small:
+    b_small = bound1 if small == 1 else bound0
+    b_large = bound0 if small == 1 else bound1
+    t = _find(keys, depth, child, 2)
+    if depth[t] != -1:
+        b_small = memo.value[t]  # terminal subproblems are stored solved
+    t = _find(keys, depth, other, 2)
+    if depth[t] != -1:
+        b_large = memo.value[t]
+    elif b_small + b_large < limit:
+        if 2 * n_small + 8 < n_large or memo.depth[_find(keys, depth, child, 2)] == -1:
+            _pair_sums(problem, child, scratch.members, pairs, scratch.pair_within, False, slot, n_kept, scratch.ones)
+            for a in range(n_kept):
+                for c in range(a, n_kept):
+                    for q in range(4):
+                        pairs[a, c, q] = parent[a, c, q] - pairs[a, c, q]
+            n, tw, ts, tq = _class_totals(problem, other, scratch.members)
             value, a, k0, k1 = _best_of_pairs(lam, pairs, scratch.pair_within, n, tw, ts, tq, kept, scratch.active)
-            _store_solved(memo, child, 2, t_small, value, a, k0, k1)
-            t_large = _find(keys, depth, other, 2)  # the new entry may sit where the other would go
-        for a in range(n_kept):
-            for b in range(a, n_kept):
-                for t in range(4):
-                    pairs[a, b, t] = parent[a, b, t] - pairs[a, b, t]
-        n, tw, ts, tq = _class_totals(problem, other, scratch.members)
-        value, a, k0, k1 = _best_of_pairs(lam, pairs, scratch.pair_within, n, tw, ts, tq, kept, scratch.active)
-        if a >= 0:  # differences of sums round differently: the value as a pass over the child gives it
-            value = _tree_value(problem, other, scratch.members, a, k0, k1)
-        _store_solved(memo, other, 2, t_large, value, a, k0, k1)
+            if a >= 0:  # differences of sums round differently: the value as a pass over the child gives it
+                value = _tree_value(problem, other, scratch.members, a, k0, k1)
+            _store_solved(memo, other, 2, t, value, a, k0, k1)
+        else:
+            value = memo.value[_entry(problem, memo, scratch, other, 2, 0.0)]
+        b_large = value
+    if memo.depth[_find(keys, depth, child, 2)] == -1 and b_small + b_large < limit:
+        b_small = memo.value[_entry(problem, memo, scratch, child, 2, 0.0)]
+    if small == 1:
+        return b_large, b_small
+    return b_small, b_large
+
+
+@njit
+def _looks_ahead_of_three(problem, dc):
+    """True when the children of depth ``dc`` are of depth three and get the lookahead bound from pair sums
+    (:func:`_depth_three_children`) on registration (squared loss, depth limit, a bound)."""
+    return (dc == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
+            and problem.bound_kind != BOUND_NONE)
+
+
+@njit
+def _lookahead_bound(lam, pairs, pair_within, n, tw, ts, tq, tv, kept, active, memo, words, fbits, child):
+    """Lower bound on the optimum of depth at least two of a set of ``n`` classes from its pair sums: the
+    leaf, or any split whose children are each a leaf or split once more, every grandchild bounded by
+    :func:`_part` (:func:`_children_of`). ``active`` is work space."""
+    best = _cell_loss(tw, ts, tq) + lam
+    n_active = _active_list(pairs, n, kept[0], active)
+    for a in range(n_active):
+        l0, l1, _, _ = _children_of(pairs, pair_within, lam, active[a], n, tw, ts, tq, tv, False, 0.0, active,
+                                    n_active)
+        if l0 + l1 < best:
+            j = kept[1 + active[a]]
+            for side in range(2):
+                _split_child(words, fbits, j, side, child)
+                t = _find(memo.keys, memo.depth, child, 2)
+                if memo.depth[t] != -1:
+                    b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
+                    if side == 0 and b > l0:
+                        l0 = b
+                    elif side == 1 and b > l1:
+                        l1 = b
+            if l0 + l1 < best:
+                best = l0 + l1
+    return best
+
+
+_DERIVED = 1e-12  # a bound from differences of sums is lowered by this much (their rounding: objectives are O(1))
+
+
+@njit
+def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
+    """Register the missing depth-three children of candidate ``j`` of the depth-four frame ``f`` with
+    their lookahead bounds (:func:`_lookahead_bound`), at least ``known0`` and ``known1``.
+
+    The frame's pair sums are kept from its expansion (``frames.grand_pairs``): one pass over the
+    smaller child gives its pair sums, and the larger child's are the frame's minus them (its bound is
+    lowered by ``_DERIVED`` for their rounding); both are kept for the children's expansions
+    (``frames.child_pairs``). Tight bounds of both children make the budget the
+    search gives the first child tight, and rule out some candidates without expanding either.
+    """
+    words = frames.words[f]
+    fbits = problem.feature_bits
+    lam = problem.lam
+    keys = memo.keys
+    depth = memo.depth
+    child = scratch.child
+    other = scratch.other
+    grand = frames.grand_pairs
+    gw = frames.grand_within
+    kept = frames.grand_kept
+    n_kept = kept[0]
+    jj = frames.grand_slot[j]
+    n1 = np.int64(grand[jj, jj, 3])
+    n0 = frames.grand_count[0] - n1
+    small = 1 if n1 <= n0 else 0
+    _split_child(words, fbits, j, small, child)
+    _split_child(words, fbits, j, 1 - small, other)
+    need_small = depth[_find(keys, depth, child, 3)] == -1
+    need_large = depth[_find(keys, depth, other, 3)] == -1
+    if not (need_small or need_large):
         return
+    pairs = frames.child_pairs[small]
+    pw = frames.child_within[small]
+    n, tw, ts, tq, tv = _pair_sums(problem, child, scratch.members, pairs, pw, True, frames.grand_slot, n_kept,
+                                   scratch.ones)
+    frames.child_key[small] = j
+    frames.child_derived[small] = 0
+    frames.child_key[1 - small] = -1
     if need_small:
-        _entry(problem, memo, scratch, child, 2, 0.0)
+        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, memo, child, fbits,
+                             scratch.buf_c)
+        known = known1 if small == 1 else known0
+        _entry(problem, memo, scratch, child, 3, b if b > known else known)
     if need_large:
-        _entry(problem, memo, scratch, other, 2, 0.0)
+        small_pairs = pairs
+        small_pw = pw
+        pairs = frames.child_pairs[1 - small]
+        pw = frames.child_within[1 - small]
+        for a in range(n_kept):
+            for c in range(a, n_kept):
+                for t in range(4):
+                    pairs[a, c, t] = grand[a, c, t] - small_pairs[a, c, t]
+                pw[a, c] = gw[a, c] - small_pw[a, c]
+        frames.child_key[1 - small] = j
+        frames.child_derived[1 - small] = 1
+        n, tw, ts, tq = _class_totals(problem, other, scratch.members)
+        tv = 0.0
+        for i in range(n):
+            tv += problem.class_within[scratch.members[i]]
+        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, memo, other, fbits,
+                             scratch.buf_c) - _DERIVED
+        known = known0 if small == 1 else known1
+        _entry(problem, memo, scratch, other, 3, b if b > known else known)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -940,7 +1061,7 @@ def _sorted_by_bound(problem, dc):
 
 
 @njit
-def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
+def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, kept, slot, given, slack):
     """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number and
     the least bound of the features ruled out (inf: none).
 
@@ -952,8 +1073,9 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
     instead the upper bound of children split at most once (unless both children are stored).
     Otherwise both children are registered in the table with their bounds. Features splitting
     like an earlier one are skipped. Records are unpacked once here: the per-feature helpers take
-    plain arrays. The lookahead's pair sums go to ``pairs``, indexed by ``kept`` and ``slot`` (the
-    frame's, when its children are terminal).
+    plain arrays. The lookahead's pair sums go to ``pairs`` and ``pair_within``, indexed by ``kept``
+    and ``slot`` (the frame's, when its children are terminal or of depth three); with ``given`` they
+    are there already, and ``slack`` is taken off the bounds from them (differences of sums).
     """
     lam = problem.lam
     lazy = problem.bound_kind != BOUND_NONE and problem.loss_kind == LOSS_SQUARED
@@ -974,9 +1096,15 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
     lookahead = lazy and dc > 0 and not problem.unlimited
     n_active = 0
     if lookahead:
-        _index_features(words, fbits, kept, slot)
-        n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, pairs, scratch.pair_within, True, slot,
-                                       kept[0], scratch.ones)
+        if given:
+            n, tw, ts, tq = _class_totals(problem, words, scratch.members)
+            tv = 0.0
+            for i in range(n):
+                tv += problem.class_within[scratch.members[i]]
+        else:
+            _index_features(words, fbits, kept, slot)
+            n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, pairs, pair_within, True, slot, kept[0],
+                                           scratch.ones)
         n_active = _active_list(pairs, n, kept[0], scratch.active)
         for j in range(n_feat):
             a = slot[j]
@@ -984,7 +1112,7 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
                 f_w[j] = pairs[a, a, 0]
                 f_s[j] = pairs[a, a, 1]
                 f_q[j] = pairs[a, a, 2]
-                f_v[j] = scratch.pair_within[a, a]
+                f_v[j] = pair_within[a, a]
     else:
         n, tw, ts, tq, tv = _feature_sums(problem, words, scratch)
     for j in range(n_feat):
@@ -1005,11 +1133,13 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, kept, slot):
         elif lazy:
             order_key = -1.0  # (the sort key when not the bound)
             if lookahead:
-                l0, l1, _, _ = _children_of(pairs, scratch.pair_within, lam, slot[j], n, tw, ts, tq, tv, dc == 1,
+                l0, l1, _, _ = _children_of(pairs, pair_within, lam, slot[j], n, tw, ts, tq, tv, dc == 1,
                                             0.0, scratch.active, n_active)
+                l0 -= slack
+                l1 -= slack
                 if not _sorted_by_bound(problem, dc):
                     # deep children: try first the split whose children split once do best (an upper bound)
-                    u0, u1, _, _ = _children_of(pairs, scratch.pair_within, lam, slot[j], n, tw, ts, tq, tv, True,
+                    u0, u1, _, _ = _children_of(pairs, pair_within, lam, slot[j], n, tw, ts, tq, tv, True,
                                                 0.0, scratch.active, n_active)
                     order_key = u0 + u1
             else:
@@ -1077,12 +1207,19 @@ def _expand(problem, memo, frames, f, s, scratch):
         return True, leaf
     limit = leaf if leaf < frames.budget[f] else frames.budget[f]
     if _terminal(problem, dc):
-        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.parent_pairs, frames.parent_kept,
-                         frames.parent_slot)
+        given, slack = _cached_sums(problem, frames, f, scratch.pair_within)
+        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.parent_pairs, scratch.pair_within,
+                                  frames.parent_kept, frames.parent_slot, given, slack)
         frames.parent_count[0] = _members(words, scratch.members)
+    elif _looks_ahead_of_three(problem, dc):
+        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.grand_pairs, frames.grand_within,
+                                  frames.grand_kept, frames.grand_slot, False, 0.0)
+        frames.grand_count[0] = _members(words, scratch.members)
+        frames.child_key[0] = -1
+        frames.child_key[1] = -1
     else:
-        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, scratch.pairs, scratch.kept,
-                                  scratch.slot)
+        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, scratch.pairs, scratch.pair_within,
+                                  scratch.kept, scratch.slot, False, 0.0)
     if dc == 0:
         # depth one: every candidate value is exact, so the optimum is exact too
         best = leaf
@@ -1105,6 +1242,32 @@ def _expand(problem, memo, frames, f, s, scratch):
     frames.position[f] = 0
     frames.phase[f] = 0
     return False, 0.0
+
+
+@njit
+def _cached_sums(problem, frames, f, pair_within):
+    """Copy the pair sums of the depth-three frame ``f`` kept by its parent (:func:`_depth_three_children`)
+    into ``frames.parent_pairs`` and ``pair_within``, with the parent's index; returns ``(found, slack)``
+    (``slack``: what to take off bounds from them, see ``_DERIVED``)."""
+    if f == 0 or not _looks_ahead_of_three(problem, frames.depth[f - 1] - 1):
+        return False, 0.0
+    side = frames.phase[f - 1]
+    if frames.child_key[side] != frames.order[f - 1, frames.position[f - 1]]:
+        return False, 0.0
+    n_kept = frames.grand_kept[0]
+    src = frames.child_pairs[side]
+    src_w = frames.child_within[side]
+    dst = frames.parent_pairs
+    for a in range(n_kept):
+        for c in range(a, n_kept):
+            for t in range(4):
+                dst[a, c, t] = src[a, c, t]
+            pair_within[a, c] = src_w[a, c]
+    for a in range(n_kept + 1):
+        frames.parent_kept[a] = frames.grand_kept[a]
+    for j in range(frames.grand_slot.shape[0]):
+        frames.parent_slot[j] = frames.grand_slot[j]
+    return True, _DERIVED if frames.child_derived[side] == 1 else 0.0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1135,6 +1298,7 @@ def _refine_bounds(problem, memo, frames, f, scratch):
     fbits = problem.feature_bits
     child = scratch.child
     terminal = _terminal(problem, dc) and problem.bound_kind != BOUND_NONE
+    ahead = _looks_ahead_of_three(problem, dc)
     p = frames.position[f]
     by_bound = _sorted_by_bound(problem, dc)
     while p < nf:
@@ -1150,16 +1314,21 @@ def _refine_bounds(problem, memo, frames, f, scratch):
             return False
         j = frames.order[f, p]
         if terminal:
-            _terminal_children(problem, memo, frames, f, j, scratch)
-        for side in range(2):
-            _split_child(words, fbits, j, side, child)
-            t = _entry(problem, memo, scratch, child, dc, false_bound[p] if side == 0 else true_bound[p])
-            b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
-            if side == 0:
-                if b > false_bound[p]:
-                    false_bound[p] = b
-            elif b > true_bound[p]:
-                true_bound[p] = b
+            b0, b1 = _terminal_children(problem, memo, frames, f, j, scratch, limit, false_bound[p], true_bound[p])
+            false_bound[p] = b0
+            true_bound[p] = b1
+        else:
+            if ahead:
+                _depth_three_children(problem, memo, frames, f, j, scratch, false_bound[p], true_bound[p])
+            for side in range(2):
+                _split_child(words, fbits, j, side, child)
+                t = _entry(problem, memo, scratch, child, dc, false_bound[p] if side == 0 else true_bound[p])
+                b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
+                if side == 0:
+                    if b > false_bound[p]:
+                        false_bound[p] = b
+                elif b > true_bound[p]:
+                    true_bound[p] = b
         final[p] = 1
         if false_bound[p] + true_bound[p] >= limit:
             p += 1

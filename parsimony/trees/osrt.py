@@ -164,7 +164,10 @@ def _new_frames(n_frames, n_words, n_features, root_words, root_depth, n_pairs=1
         np.zeros((n_frames, width), dtype=np.int64), np.zeros((n_frames, width)), np.zeros((n_frames, width)),
         np.zeros((n_frames, width), dtype=np.int64), np.full(n_frames, np.inf), np.zeros(2, dtype=np.int64),
         np.zeros((n_pairs, n_pairs, 4)),
-        np.zeros(n_pairs + 1, dtype=np.int64), np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64))
+        np.zeros(n_pairs + 1, dtype=np.int64), np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64),
+        np.zeros((n_pairs, n_pairs, 4)), np.zeros((n_pairs, n_pairs)), np.zeros(n_pairs + 1, dtype=np.int64),
+        np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((2, n_pairs, n_pairs, 4)),
+        np.zeros((2, n_pairs, n_pairs)), np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64))
     frames.words[0] = root_words
     frames.depth[0] = root_depth
     frames.budget[0] = np.inf
