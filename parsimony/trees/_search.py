@@ -643,13 +643,25 @@ def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie, active, n_ac
 
 
 @njit
+def _leaf_cell(lam, w, s, q, count):
+    """Objective of a leaf holding ``count`` classes with weight ``w``, sum ``s`` and squares ``q`` (inf when
+    empty: a split leaving it empty is no split)."""
+    if count <= 0.0:
+        return np.inf
+    return _cell_loss(w, s, q) + lam
+
+
+@njit
 def _best_of_pairs(lam, pairs, pair_within, n, tw, ts, tq, kept, active):
     """Optimal tree of depth at most two on a set of ``n`` classes (weight ``tw``, sum ``ts``, squares
     ``tq``) from its pair sums, indexed by ``kept`` (see :func:`_index_features`); ``active`` is work
     space. Returns ``(value, j, k0, k1)`` like :func:`_depth_two`.
 
-    A split is scored only if its children could beat the best so far: each is a leaf or costs
-    at least ``2 lam``.
+    The four leaves of every pair of splits ``a < b`` are scored once, into ``pairs[a, b]`` (where
+    both are 1, ``a`` only, ``b`` only, neither) and ``pairs[b, a, 0]`` (neither, in the arithmetic
+    of ``b`` splitting first): the off-diagonal sums are overwritten. A split is scored only if its
+    children could beat the best so far: each is a leaf or costs at least ``2 lam``. The values
+    are those of :func:`_children_of` with leaf grandchildren (the same sums in the same order).
     """
     best = _cell_loss(tw, ts, tq) + lam
     best_j = -1
@@ -657,15 +669,53 @@ def _best_of_pairs(lam, pairs, pair_within, n, tw, ts, tq, kept, active):
     best_k1 = -1
     two = 2.0 * lam
     n_active = _active_list(pairs, n, kept[0], active)
-    for a in range(n_active):
-        j = active[a]
+    for x in range(n_active):
+        a = active[x]
+        wa, sa, qa, na = pairs[a, a, 0], pairs[a, a, 1], pairs[a, a, 2], pairs[a, a, 3]
+        for y in range(x + 1, n_active):
+            b = active[y]
+            wb, sb, qb, nb = pairs[b, b, 0], pairs[b, b, 1], pairs[b, b, 2], pairs[b, b, 3]
+            w11, s11, q11, n11 = pairs[a, b, 0], pairs[a, b, 1], pairs[a, b, 2], pairs[a, b, 3]
+            pairs[a, b, 0] = _leaf_cell(lam, w11, s11, q11, n11)
+            pairs[a, b, 1] = _leaf_cell(lam, wa - w11, sa - s11, qa - q11, na - n11)
+            pairs[a, b, 2] = _leaf_cell(lam, wb - w11, sb - s11, qb - q11, nb - n11)
+            n00 = (n - na) - (nb - n11)
+            pairs[a, b, 3] = _leaf_cell(lam, (tw - wa) - (wb - w11), (ts - sa) - (sb - s11), (tq - qa) - (qb - q11), n00)
+            pairs[b, a, 0] = _leaf_cell(lam, (tw - wb) - (wa - w11), (ts - sb) - (sa - s11), (tq - qb) - (qa - q11), n00)
+    for x in range(n_active):
+        j = active[x]
         leaf1 = _cell_loss(pairs[j, j, 0], pairs[j, j, 1], pairs[j, j, 2]) + lam
         leaf0 = _cell_loss(tw - pairs[j, j, 0], ts - pairs[j, j, 1], tq - pairs[j, j, 2]) + lam
         if (leaf0 if leaf0 < two else two) + (leaf1 if leaf1 < two else two) >= best - _TIE:
             continue
-        v0, v1, k0, k1 = _children_of(pairs, pair_within, lam, j, n, tw, ts, tq, 0.0, True, _TIE, active, n_active)
-        if v0 + v1 < best - _TIE:
-            best = v0 + v1
+        best1 = leaf1
+        best0 = leaf0
+        k1 = -1
+        k0 = -1
+        for y in range(n_active):
+            k = active[y]
+            if k == j:
+                continue
+            if j < k:  # cells of (j, k): both 1, j only, k only, neither
+                c11 = pairs[j, k, 0]
+                c10 = pairs[j, k, 1]
+                c01 = pairs[j, k, 2]
+                c00 = pairs[j, k, 3]
+            else:
+                c11 = pairs[k, j, 0]
+                c10 = pairs[k, j, 2]
+                c01 = pairs[k, j, 1]
+                c00 = pairs[j, k, 0]
+            val = c11 + c10  # the true child (j = 1) split by k
+            if val < best1 - _TIE:
+                best1 = val
+                k1 = k
+            val = c01 + c00  # the false child split by k
+            if val < best0 - _TIE:
+                best0 = val
+                k0 = k
+        if best0 + best1 < best - _TIE:
+            best = best0 + best1
             best_j = kept[1 + j]
             best_k0 = kept[1 + k0] if k0 >= 0 else -1
             best_k1 = kept[1 + k1] if k1 >= 0 else -1
