@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from parsimony.trees import _search
-from parsimony.trees.osrt import _bitsets, _equivalence_classes, solve
+from parsimony.trees.osrt import _bitsets, _equivalence_classes, _new_memo, solve
 
 from _osrt_brute import brute_force_objective, leaf_loss, kernel_lower_bound, random_problem, tree_objective
 
@@ -255,3 +255,63 @@ def test_lookahead_bounds_of_children_are_valid():
                     assert bound[side] <= opt + 1e-9, (seed, j, d)
                 checked += 1
     assert checked > 200
+
+
+@pytest.mark.parametrize("depth", [4, 5])
+def test_deep_limits_are_exact_and_store_valid_bounds(depth):
+    """Depth limits four and five (the depth-four frames' lookahead bounds of their depth-three children,
+    the pair sums kept for those children's expansions, terminal children solved larger first):
+    exhaustive search agrees, and every stored bound is at most, every stored value equal to, the
+    subproblem's optimum."""
+    checked = 0
+    for seed in range(40):
+        Xb, y, w, lam = _terminal_case(seed)
+        if seed % 4 == 3:  # duplicated rows with different targets: within-class losses
+            Xb = np.vstack([Xb, Xb[: len(y) // 2]])
+            y = np.concatenate([y, y[: len(y) // 2] + 1.0])
+            w = np.concatenate([w, w[: len(w) // 2]])
+        lam = max(lam, 0.002)
+        result = solve(Xb, y, lam, depth, sample_weight=w, keep_table=True)
+        expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
+        assert result.objective == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
+        table = result.table
+        for rows, d, lb, value in zip(table["rows"], table["depth"], table["lower_bound"], table["value"]):
+            opt = brute_force_objective(Xb, y, lam, int(d), rows=rows, sample_weight=w)
+            assert lb <= opt + 1e-9, (seed, d)
+            if np.isfinite(value):
+                assert value == pytest.approx(opt, abs=1e-9), (seed, d)
+            checked += 1
+    assert checked > 300
+
+
+def test_lookahead_bound_of_a_subproblem_is_valid():
+    """The two-level lookahead bound (leaf, or a split whose children are leaves or split once more,
+    grandchildren bounded; raised by stored depth-two values) is at most the optimum at depths two
+    to four, on random subsets."""
+    rng = np.random.default_rng(5)
+    checked = 0
+    for seed in range(80):
+        (Xb, y, w, lam), problem, scratch, subproblem = _squared_problem(seed)
+        n_classes = problem.class_weight.shape[0]
+        subset = np.nonzero(rng.random(n_classes) < 0.8)[0]
+        if subset.size < 2:
+            continue
+        words, rows = subproblem(subset)
+        memo = _new_memo(256, words.shape[0])
+        for trial in range(6):  # store some solved depth-two subproblems (children and others)
+            part = subset[rng.random(subset.size) < 0.5]
+            if part.size == 0:
+                continue
+            sub, _ = subproblem(part)
+            slot = _search._entry(problem, memo, scratch, sub, 2, 0.0)
+            assert np.isfinite(memo.value[slot])
+        _search._index_features(words, problem.feature_bits, scratch.kept, scratch.slot)
+        n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
+                                               True, scratch.slot, scratch.kept[0], scratch.ones)
+        bound = _search._lookahead_bound(problem.lam, scratch.pairs, scratch.pair_within, n, tw, ts, tq, tv,
+                                         scratch.kept, scratch.active, memo, words, problem.feature_bits, scratch.other)
+        for d in (2, 3, 4):
+            assert bound <= brute_force_objective(Xb, y, lam, d, rows=rows, sample_weight=w) + 1e-9, (seed, d)
+        checked += 1
+    assert checked > 50
