@@ -791,6 +791,22 @@ def _tree_value(problem, words, members, j, k0, k1):
 
 
 @njit
+def _split_by_size(words, fbits, j, pairs, slot, count, small_out, large_out):
+    """Write the smaller child of split ``j`` of ``words`` (``count`` classes; its size from the pair sums
+    ``pairs`` indexed by ``slot``) into ``small_out`` and the larger into ``large_out``; returns the
+    smaller one's side and both sizes."""
+    jj = slot[j]
+    n1 = np.int64(pairs[jj, jj, 3])
+    n0 = count - n1
+    small = 1 if n1 <= n0 else 0
+    _split_child(words, fbits, j, small, small_out)
+    _split_child(words, fbits, j, 1 - small, large_out)
+    if small == 1:
+        return small, n1, n0
+    return small, n0, n1
+
+
+@njit
 def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, bound1):
     """Solve the depth-two children of candidate ``j`` of the depth-three frame ``f`` as far as needed to
     tell whether their sum is below ``limit``; returns the false and true child's values or bounds.
@@ -804,8 +820,6 @@ def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, boun
     its value then recomputed from sums over its classes (:func:`_tree_value`), so the table holds
     what a pass over it would have given. Solved children are stored.
     """
-    words = frames.words[f]
-    fbits = problem.feature_bits
     lam = problem.lam
     keys = memo.keys
     depth = memo.depth
@@ -816,14 +830,8 @@ def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, boun
     kept = frames.parent_kept
     slot = frames.parent_slot
     n_kept = kept[0]
-    jj = slot[j]
-    n1 = np.int64(parent[jj, jj, 3])
-    n0 = frames.parent_count[0] - n1
-    small = 1 if n1 <= n0 else 0
-    n_small = n1 if small == 1 else n0
-    n_large = n0 if small == 1 else n1
-    _split_child(words, fbits, j, small, child)
-    _split_child(words, fbits, j, 1 - small, other)
+    small, n_small, n_large = _split_by_size(frames.words[f], problem.feature_bits, j, parent, slot,
+                                             frames.parent_count[0], child, other)
     b_small = bound1 if small == 1 else bound0
     b_large = bound0 if small == 1 else bound1
     t = _find(keys, depth, child, 2)
@@ -902,7 +910,6 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
     (``frames.child_pairs``). Tight bounds of both children make the budget the
     search gives the first child tight, and rule out some candidates without expanding either.
     """
-    words = frames.words[f]
     fbits = problem.feature_bits
     lam = problem.lam
     keys = memo.keys
@@ -913,12 +920,8 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
     gw = frames.grand_within
     kept = frames.grand_kept
     n_kept = kept[0]
-    jj = frames.grand_slot[j]
-    n1 = np.int64(grand[jj, jj, 3])
-    n0 = frames.grand_count[0] - n1
-    small = 1 if n1 <= n0 else 0
-    _split_child(words, fbits, j, small, child)
-    _split_child(words, fbits, j, 1 - small, other)
+    small, _, _ = _split_by_size(frames.words[f], fbits, j, grand, frames.grand_slot, frames.grand_count[0], child,
+                                 other)
     need_small = depth[_find(keys, depth, child, 3)] == -1
     need_large = depth[_find(keys, depth, other, 3)] == -1
     if not (need_small or need_large):

@@ -122,15 +122,21 @@ def test_every_stored_bound_and_value_is_valid(loss):
     checked = 0
     for seed in range(25):
         Xb, y, lam, depth = random_problem(3 * seed + 1)
-        result = solve(Xb, y, lam, depth, loss, keep_table=True)
-        table = result.table
-        for rows, d, lb, value in zip(table["rows"], table["depth"], table["lower_bound"], table["value"]):
-            opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else int(d), loss, rows=rows)
-            assert lb <= opt + 1e-9, (seed, d)
-            if np.isfinite(value):
-                assert value == pytest.approx(opt, abs=1e-9), (seed, d)
-            checked += 1
+        checked += _check_table(solve(Xb, y, lam, depth, loss, keep_table=True), Xb, y, lam, loss, None, seed)
     assert checked > 100
+
+
+def _check_table(result, Xb, y, lam, loss, w, seed):
+    """Assert every memoised bound of a search is at most, every memoised value equal to, that
+    subproblem's optimum by exhaustive search; returns how many entries were checked."""
+    table = result.table
+    for rows, d, lb, value in zip(table["rows"], table["depth"], table["lower_bound"], table["value"]):
+        opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else int(d), loss, rows=rows,
+                                    sample_weight=w)
+        assert lb <= opt + 1e-9, (seed, d)
+        if np.isfinite(value):
+            assert value == pytest.approx(opt, abs=1e-9), (seed, d)
+    return len(table["rows"])
 
 
 def test_warm_up_compiles_every_kernel():
@@ -275,13 +281,7 @@ def test_deep_limits_are_exact_and_store_valid_bounds(depth):
         expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
         assert result.objective == pytest.approx(expected, abs=1e-9), seed
         assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
-        table = result.table
-        for rows, d, lb, value in zip(table["rows"], table["depth"], table["lower_bound"], table["value"]):
-            opt = brute_force_objective(Xb, y, lam, int(d), rows=rows, sample_weight=w)
-            assert lb <= opt + 1e-9, (seed, d)
-            if np.isfinite(value):
-                assert value == pytest.approx(opt, abs=1e-9), (seed, d)
-            checked += 1
+        checked += _check_table(result, Xb, y, lam, "squared", w, seed)
     assert checked > 300
 
 
