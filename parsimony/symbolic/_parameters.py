@@ -16,7 +16,7 @@ from ._expressions import canonical_operator, operator_codes
 from ._search import SearchSettings
 
 MODEL_SELECTIONS = ("cost", "best", "score", "accuracy", "elbow", "sic")
-AUTO_BATCH_SIZE = 2048  # batch_size="auto": evolve on batches of this many rows once there are twice as many
+AUTO_BATCH_SIZE = 128  # batch_size="auto": evolve on batches of this many rows once there are twice as many
 
 
 def operator_names(operators, name="operators") -> tuple:
