@@ -62,11 +62,11 @@ class Budget:
 
 
 #: Named budgets: the paper's settings, the quick suite's and a tiny one for tests. The quick budget
-#: runs SQR's default search (20 iterations, 6 populations of 33) to completion; its time limit only
+#: runs SQR's default search (40 iterations, 6 populations of 33) to completion; its time limit only
 #: guards against a stalled search.
 BUDGETS = {
     "paper": Budget(),
-    "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=20, sr_populations=6,
+    "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=40, sr_populations=6,
                     sr_population_size=33, sr_time_limit=10.0, osrt_regularization=0.02, osrt_depth_limit=3,
                     osrt_thresholds=3, osrt_time_limit=5.0, ensemble_trees=30, ensemble_depth=4),
     "tiny": Budget(n_trials=2, tune_time=5.0, inner_cv=2, lgbm_estimators=10, sr_iterations=2, sr_populations=2,
