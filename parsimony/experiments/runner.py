@@ -314,23 +314,20 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
             results.release(owner)
 
 
-def _in_worker(task, array, spec, budget, folds, feature_names):
-    """:func:`run_task` in a joblib worker that dies with the runner (a killed runner leaves no workers)."""
-    die_with_parent()
-    return run_task(task, array, spec, budget, folds, feature_names)
-
-
 _WATCHED_PARENT: list = []
 
 
-def die_with_parent(interval: float = 1.0) -> None:
-    """Exit this worker process soon after its parent (the runner) dies, even by ``kill -9``.
+def die_with_parent(parent: int | None = None, interval: float = 1.0) -> None:
+    """Exit this worker process soon after its parent (the runner, pid ``parent``; by default the
+    current parent) dies, even by ``kill -9``.
 
     A daemon thread polls the parent's pid every ``interval`` seconds; started once per process.
+    Joblib workers start it as their initializer, with the runner's pid: a worker still starting
+    when the runner is killed exits too.
     """
     if _WATCHED_PARENT:
         return
-    parent = os.getppid()
+    parent = os.getppid() if parent is None else parent
     _WATCHED_PARENT.append(parent)
 
     def watch():
@@ -355,8 +352,10 @@ def _execute(pending, total, data, specs, budget, folds, results, n_jobs, schedu
         else:
             from joblib import Parallel, delayed
 
-            rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(_in_worker)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
+            # workers die with the runner (a killed runner leaves no workers), idle ones included
+            rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered", initializer=die_with_parent,
+                            initargs=(os.getpid(),))(
+                delayed(run_task)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
                 for t in pending
             )
         compiled = compiled_kernels()
