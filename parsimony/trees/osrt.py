@@ -50,6 +50,21 @@ def _node_loss(values, weights, loss_kind, norm, tau=0.5):
     return loss.total(values, loss.optimal_constant(values, weights), weights) / norm
 
 
+def _row_codes(Xb):
+    """Each binary row of at most 64 columns as one integer, first column highest: the codes sort
+    like the rows (and like their packed bytes)."""
+    m = Xb.shape[1]
+    return Xb.astype(np.uint64) @ (np.uint64(1) << np.arange(63, 63 - m, -1, dtype=np.uint64))
+
+
+def _packed_rows(Xb):
+    """``np.packbits(Xb, axis=1)`` (rows as big-endian bytes), from :func:`_row_codes` up to 64 columns."""
+    n, m = Xb.shape
+    if m == 0 or m > 64:
+        return np.packbits(Xb, axis=1)
+    return _row_codes(Xb).astype(">u8").view(np.uint8).reshape(n, 8)[:, :(m + 7) // 8]
+
+
 def _merge_repeated_rows(Xb, y, w):
     """Merge identical (row, target) pairs, adding their weights, in a canonical order.
 
@@ -57,16 +72,30 @@ def _merge_repeated_rows(Xb, y, w):
     so ties between equally good trees break the same way. Returns the merged ``Xb, y, w``
     and, for every input row, the index of its merged row.
     """
-    key = np.concatenate([np.packbits(Xb, axis=1), np.ascontiguousarray(y)[:, None].view(np.uint8)], axis=1)
-    key = np.ascontiguousarray(key).view(np.dtype((np.void, key.shape[1]))).ravel()
-    _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
+    n, m = Xb.shape
+    y_bytes = np.ascontiguousarray(y)[:, None].view(np.uint8)
+    if 0 < m <= 64 and n > 0:
+        # the order of np.unique over the bytes of (packed row, target), by a stable sort of two integer keys
+        codes = _row_codes(Xb)
+        y_key = y_bytes.view(">u8").ravel().astype(np.uint64)  # orders like the target's bytes
+        order = np.lexsort((y_key, codes))
+        codes, y_key = codes[order], y_key[order]
+        new = np.ones(n, dtype=bool)
+        new[1:] = (codes[1:] != codes[:-1]) | (y_key[1:] != y_key[:-1])
+        first = order[new]
+        inverse = np.empty(n, dtype=np.intp)
+        inverse[order] = np.cumsum(new) - 1
+    else:
+        key = np.ascontiguousarray(np.concatenate([_packed_rows(Xb), y_bytes], axis=1))
+        _, first, inverse = np.unique(key.view(np.dtype((np.void, key.shape[1]))).ravel(), return_index=True,
+                                      return_inverse=True)
+        inverse = inverse.ravel()
     return Xb[first], y[first], np.bincount(inverse, weights=w, minlength=first.size), inverse
 
 
 def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
     """Unique feature rows, sorted by their mean target, with per-class weighted statistics."""
-    packed = np.packbits(Xb, axis=1)
+    packed = _packed_rows(Xb)
     width = packed.shape[1]
     if width <= 8:
         padded = np.zeros((packed.shape[0], 8), dtype=np.uint8)
@@ -101,14 +130,13 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
 
 
 def _bitsets(mask_rows, n_words):
-    """Bitsets (one row of uint64 words per column of the boolean matrix ``mask_rows``)."""
+    """Bitsets (one row of uint64 words per column of the boolean matrix ``mask_rows``): bit ``i`` of
+    word ``w`` is row ``64 w + i``."""
     n_classes, n_cols = mask_rows.shape
-    out = np.zeros((n_cols, n_words), dtype=np.uint64)
-    for w in range(n_words):
-        block = mask_rows[64 * w:64 * (w + 1)].astype(np.uint64)
-        shifts = np.arange(block.shape[0], dtype=np.uint64)
-        out[:, w] = np.bitwise_or.reduce(block << shifts[:, None], axis=0) if block.shape[0] else 0
-    return out
+    bits = np.zeros((n_cols, 64 * n_words), dtype=bool)
+    bits[:, :n_classes] = mask_rows.T
+    words = np.packbits(bits, axis=1, bitorder="little").view("<u8")
+    return words.astype(np.uint64)
 
 
 def _is_constant(norm, y, w, loss_kind):
