@@ -212,7 +212,8 @@ Frames = namedtuple("Frames", [
     "parent_slot",    # (features,) and each feature's place in that list
     "parent_count",   # [0] its number of classes
     "grand_pairs",    # (features, features, 4) and (features, features) pair sums and their within-class
-    "grand_within",   #   losses of the expanded depth-four frame (squared loss, depth limit; else (1, 1)):
+    "grand_within",   #   losses of the expanded depth-four frame (squared loss, depth limit >= 4, not too
+    #                   many features; else (1, 1), and children of depth three get no lookahead bound):
     #                   the lookahead bounds of its depth-three children come from them
     "grand_kept",     # (1 + features,) their index (see _index_features)
     "grand_slot",     # (features,)
@@ -814,11 +815,12 @@ def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, boun
 
 
 @njit
-def _looks_ahead_of_three(problem, dc):
+def _looks_ahead_of_three(problem, frames, dc):
     """True when the children of depth ``dc`` are of depth three and get the lookahead bound from pair sums
-    (:func:`_depth_three_children`) on registration (squared loss, depth limit, a bound)."""
+    (:func:`_depth_three_children`) on registration (squared loss, depth limit, a bound, and the frames'
+    arrays for it allocated: see ``osrt._new_frames``)."""
     return (dc == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
-            and problem.bound_kind != BOUND_NONE)
+            and problem.bound_kind != BOUND_NONE and frames.grand_pairs.shape[0] == problem.feature_bits.shape[0])
 
 
 @njit
@@ -1215,7 +1217,7 @@ def _expand(problem, memo, frames, f, s, scratch):
         nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.parent_pairs, scratch.pair_within,
                                   frames.parent_kept, frames.parent_slot, given, slack)
         frames.parent_count[0] = _members(words, scratch.members)
-    elif _looks_ahead_of_three(problem, dc):
+    elif _looks_ahead_of_three(problem, frames, dc):
         nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.grand_pairs, frames.grand_within,
                                   frames.grand_kept, frames.grand_slot, False, 0.0)
         frames.grand_count[0] = _members(words, scratch.members)
@@ -1253,7 +1255,7 @@ def _cached_sums(problem, frames, f, pair_within):
     """Copy the pair sums of the depth-three frame ``f`` kept by its parent (:func:`_depth_three_children`)
     into ``frames.parent_pairs`` and ``pair_within``, with the parent's index; returns ``(found, slack)``
     (``slack``: what to take off bounds from them, see ``_DERIVED``)."""
-    if f == 0 or not _looks_ahead_of_three(problem, frames.depth[f - 1] - 1):
+    if f == 0 or not _looks_ahead_of_three(problem, frames, frames.depth[f - 1] - 1):
         return False, 0.0
     side = frames.phase[f - 1]
     if frames.child_key[side] != frames.order[f - 1, frames.position[f - 1]]:
@@ -1302,7 +1304,7 @@ def _refine_bounds(problem, memo, frames, f, scratch):
     fbits = problem.feature_bits
     child = scratch.child
     terminal = _terminal(problem, dc) and problem.bound_kind != BOUND_NONE
-    ahead = _looks_ahead_of_three(problem, dc)
+    ahead = _looks_ahead_of_three(problem, frames, dc)
     p = frames.position[f]
     by_bound = _sorted_by_bound(problem, dc)
     while p < nf:

@@ -181,10 +181,17 @@ def _new_memo(capacity, n_words, counters=None):
                         np.zeros(capacity), np.full(capacity, np.inf), np.full(capacity, -2, dtype=np.int64), counters)
 
 
+#: Largest size of the pair sums kept for depth-four frames and their children (5 arrays of side
+#: ``features``); with more features their children of depth three get no lookahead bound.
+_KEPT_PAIR_BYTES = 1 << 28
+
+
 def _new_frames(n_frames, n_words, n_features, root_words, root_depth, n_pairs=1):
     """The search stack with the root subproblem pushed (unbounded budget); ``n_pairs`` is the side of
     the pair-sum arrays (:func:`_search.pair_width`)."""
     width = max(n_features, 1)
+    deep = 4 <= root_depth != _search.UNLIMITED and 120 * n_pairs * n_pairs <= _KEPT_PAIR_BYTES
+    n_kept = n_pairs if deep else 1
     frames = _search.Frames(
         np.zeros((n_frames, n_words), dtype=np.uint64), np.zeros(n_frames, dtype=np.int64), np.zeros(n_frames),
         np.zeros(n_frames), np.full(n_frames, -1, dtype=np.int64), np.full(n_frames, -1, dtype=np.int64),
@@ -193,9 +200,9 @@ def _new_frames(n_frames, n_words, n_features, root_words, root_depth, n_pairs=1
         np.zeros((n_frames, width), dtype=np.int64), np.full(n_frames, np.inf), np.zeros(2, dtype=np.int64),
         np.zeros((n_pairs, n_pairs, 4)),
         np.zeros(n_pairs + 1, dtype=np.int64), np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64),
-        np.zeros((n_pairs, n_pairs, 4)), np.zeros((n_pairs, n_pairs)), np.zeros(n_pairs + 1, dtype=np.int64),
-        np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((2, n_pairs, n_pairs, 4)),
-        np.zeros((2, n_pairs, n_pairs)), np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64))
+        np.zeros((n_kept, n_kept, 4)), np.zeros((n_kept, n_kept)), np.zeros(n_kept + 1, dtype=np.int64),
+        np.zeros(n_kept, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((2, n_kept, n_kept, 4)),
+        np.zeros((2, n_kept, n_kept)), np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64))
     frames.words[0] = root_words
     frames.depth[0] = root_depth
     frames.budget[0] = np.inf

@@ -315,3 +315,19 @@ def test_lookahead_bound_of_a_subproblem_is_valid():
             assert bound <= brute_force_objective(Xb, y, lam, d, rows=rows, sample_weight=w) + 1e-9, (seed, d)
         checked += 1
     assert checked > 50
+
+
+def test_deep_limit_without_room_for_kept_pair_sums(monkeypatch):
+    """With too many features for the kept pair sums (a size cap), depth-three children go without the
+    lookahead bound: the same optimum as with them."""
+    from parsimony.trees import osrt
+
+    for seed in range(0, 40, 3):
+        Xb, y, w, lam = _terminal_case(seed)
+        lam = max(lam, 0.002)
+        with_sums = solve(Xb, y, lam, 5, sample_weight=w)
+        monkeypatch.setattr(osrt, "_KEPT_PAIR_BYTES", 0)
+        without = solve(Xb, y, lam, 5, sample_weight=w)
+        monkeypatch.undo()
+        assert without.objective == pytest.approx(with_sums.objective, abs=1e-12), seed
+        assert without.objective == pytest.approx(brute_force_objective(Xb, y, lam, 5, sample_weight=w), abs=1e-9)
