@@ -232,6 +232,7 @@ Scratch = namedtuple("Scratch", [
     "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
     "cand_false", "cand_true", "cand_known",
     "pairs", "pair_within",                                         # (features, features, 4) pair sums
+    "cells", "cells_up",                                            # and the parts they score (_score_pairs)
     "kept", "slot", "active", "ones",                               # feature index, a class's features
 ])
 
@@ -270,7 +271,8 @@ def new_scratch(problem, n_pairs):
         np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
-        np.empty((n_pairs, n_pairs, 4)), np.empty((n_pairs, n_pairs)),
+        np.empty((n_pairs, n_pairs, 4)), np.empty((n_pairs, n_pairs)), np.empty((n_pairs, n_pairs, 4)),
+        np.empty((n_pairs, n_pairs, 4)),
         np.empty(n_feat + 1, dtype=np.int64), np.empty(n_feat, dtype=np.int64), np.empty(n_feat, dtype=np.int64),
         np.empty(n_feat, dtype=np.int64),
     )
@@ -581,10 +583,12 @@ def _active_list(pairs, n, n_kept, active):
 
 
 @njit
-def _part(lam, w, s, q, v, leaves):
-    """Objective of a part of a split (weight ``w``, sum ``s``, squares ``q``, within-class loss ``v``):
-    exact when it must be a leaf, else a lower bound (one leaf, or two or more costing at least
-    the within-class loss + 2 lam)."""
+def _part(lam, w, s, q, v, count, leaves):
+    """Objective of a part of a split holding ``count`` classes (weight ``w``, sum ``s``, squares ``q``,
+    within-class loss ``v``): exact when it must be a leaf, else a lower bound (one leaf, or two or
+    more costing at least the within-class loss + 2 lam); inf when empty (no split leaves a part empty)."""
+    if count <= 0.0:
+        return np.inf
     leaf = _cell_loss(w, s, q) + lam
     if leaves:
         return leaf
@@ -593,69 +597,75 @@ def _part(lam, w, s, q, v, leaves):
 
 
 @njit
-def _children_of(pairs, pw, lam, j, n, tw, ts, tq, tv, leaves, tie, active, n_active):
-    """The false and true children of feature ``j``: each one leaf or split once more, from the pair sums.
+def _score_pairs(lam, pairs, pw, n, tw, ts, tq, tv, leaves, active, n_active, cells):
+    """Score the four parts of every pair of splits ``a < b`` of ``active[:n_active]`` with :func:`_part`,
+    from the pair sums of a set of ``n`` classes (totals ``tw``, ``ts``, ``tq``, within-class ``tv``;
+    ``pw``: the pairs' within-class losses, unused with ``leaves``).
 
-    With ``leaves`` the grandchildren are leaves and the values exact (depth one); otherwise they
-    are lower bounds (each grandchild at least :func:`_part`; ``pw`` holds the pairs' within-class
-    losses, unused with ``leaves``). The children's splits are taken from ``active[:n_active]``
-    (ascending; every feature that splits the parent). A split must beat the best so far by
-    ``tie``. Returns ``(value0, value1, split0, split1)`` (-1: the child stays a leaf).
+    ``cells[a, b]`` gets the parts where both are 1, ``a`` only, ``b`` only and neither, and
+    ``cells[b, a, 0]`` the last again in the arithmetic of ``b`` splitting first (so that
+    :func:`_split_children` scores each split with the sums of its own first split). ``cells`` may
+    be ``pairs`` itself (the off-diagonal sums are then overwritten, the diagonal kept).
     """
-    n1 = pairs[j, j, 3]
-    n0 = n - n1
-    w1 = pairs[j, j, 0]
-    s1 = pairs[j, j, 1]
-    q1 = pairs[j, j, 2]
-    w0 = tw - w1
-    s0 = ts - s1
-    q0 = tq - q1
-    v1 = 0.0 if leaves else pw[j, j]
-    v0 = 0.0 if leaves else tv - v1
-    best1 = _cell_loss(w1, s1, q1) + lam
-    best0 = _cell_loss(w0, s0, q0) + lam
+    for x in range(n_active):
+        a = active[x]
+        wa, sa, qa, na = pairs[a, a, 0], pairs[a, a, 1], pairs[a, a, 2], pairs[a, a, 3]
+        va = 0.0 if leaves else pw[a, a]
+        for y in range(x + 1, n_active):
+            b = active[y]
+            wb, sb, qb, nb = pairs[b, b, 0], pairs[b, b, 1], pairs[b, b, 2], pairs[b, b, 3]
+            vb = 0.0 if leaves else pw[b, b]
+            w11, s11, q11, n11 = pairs[a, b, 0], pairs[a, b, 1], pairs[a, b, 2], pairs[a, b, 3]
+            v11 = 0.0 if leaves else pw[a, b]
+            n00 = (n - na) - (nb - n11)
+            cells[a, b, 0] = _part(lam, w11, s11, q11, v11, n11, leaves)
+            cells[a, b, 1] = _part(lam, wa - w11, sa - s11, qa - q11, va - v11, na - n11, leaves)
+            cells[a, b, 2] = _part(lam, wb - w11, sb - s11, qb - q11, vb - v11, nb - n11, leaves)
+            cells[a, b, 3] = _part(lam, (tw - wa) - (wb - w11), (ts - sa) - (sb - s11), (tq - qa) - (qb - q11),
+                                   (tv - va) - (vb - v11), n00, leaves)
+            cells[b, a, 0] = _part(lam, (tw - wb) - (wa - w11), (ts - sb) - (sa - s11), (tq - qb) - (qa - q11),
+                                   (tv - vb) - (va - v11), n00, leaves)
+
+
+@njit
+def _split_children(cells, j, best0, best1, tie, active, n_active):
+    """The false and true children of split ``j``, each a leaf (of objective ``best0``, ``best1``) or
+    split once more by a feature of ``active[:n_active]``, its two parts scored in ``cells`` (see
+    :func:`_score_pairs`: exact with leaf parts, else lower bounds). A split must beat the best so
+    far by ``tie``. Returns ``(value0, value1, split0, split1)`` (-1: the child stays a leaf)."""
     k1 = -1
     k0 = -1
-    for ak in range(n_active):
-        k = active[ak]
+    for y in range(n_active):
+        k = active[y]
         if k == j:
             continue
-        a = j if j < k else k
-        b = k if j < k else j
-        w11 = pairs[a, b, 0]
-        s11 = pairs[a, b, 1]
-        q11 = pairs[a, b, 2]
-        n11 = pairs[a, b, 3]
-        v11 = 0.0 if leaves else pw[a, b]
-        # the true child (j = 1) split by k
-        if 0.0 < n11 < n1:
-            val = (_part(lam, w11, s11, q11, v11, leaves)
-                   + _part(lam, w1 - w11, s1 - s11, q1 - q11, v1 - v11, leaves))
-            if val < best1 - tie:
-                best1 = val
-                k1 = k
-        # the false child (j = 0) split by k: k's classes outside j's
-        n01 = pairs[k, k, 3] - n11
-        if 0.0 < n01 < n0:
-            w01 = pairs[k, k, 0] - w11
-            s01 = pairs[k, k, 1] - s11
-            q01 = pairs[k, k, 2] - q11
-            v01 = 0.0 if leaves else pw[k, k] - v11
-            val = (_part(lam, w01, s01, q01, v01, leaves)
-                   + _part(lam, w0 - w01, s0 - s01, q0 - q01, v0 - v01, leaves))
-            if val < best0 - tie:
-                best0 = val
-                k0 = k
+        if j < k:  # parts of (j, k): both 1, j only, k only, neither
+            c11 = cells[j, k, 0]
+            c10 = cells[j, k, 1]
+            c01 = cells[j, k, 2]
+            c00 = cells[j, k, 3]
+        else:
+            c11 = cells[k, j, 0]
+            c10 = cells[k, j, 2]
+            c01 = cells[k, j, 1]
+            c00 = cells[j, k, 0]
+        val = c11 + c10  # the true child (j = 1) split by k
+        if val < best1 - tie:
+            best1 = val
+            k1 = k
+        val = c01 + c00  # the false child split by k
+        if val < best0 - tie:
+            best0 = val
+            k0 = k
     return best0, best1, k0, k1
 
 
 @njit
-def _leaf_cell(lam, w, s, q, count):
-    """Objective of a leaf holding ``count`` classes with weight ``w``, sum ``s`` and squares ``q`` (inf when
-    empty: a split leaving it empty is no split)."""
-    if count <= 0.0:
-        return np.inf
-    return _cell_loss(w, s, q) + lam
+def _leaves_of(pairs, j, tw, ts, tq, lam):
+    """Objectives of the false and true child of split ``j`` as leaves, from the pair sums."""
+    leaf1 = _cell_loss(pairs[j, j, 0], pairs[j, j, 1], pairs[j, j, 2]) + lam
+    leaf0 = _cell_loss(tw - pairs[j, j, 0], ts - pairs[j, j, 1], tq - pairs[j, j, 2]) + lam
+    return leaf0, leaf1
 
 
 @njit
@@ -664,11 +674,9 @@ def _best_of_pairs(lam, pairs, pair_within, n, tw, ts, tq, kept, active):
     ``tq``) from its pair sums, indexed by ``kept`` (see :func:`_index_features`); ``active`` is work
     space. Returns ``(value, j, k0, k1)`` like :func:`_depth_two`.
 
-    The four leaves of every pair of splits ``a < b`` are scored once, into ``pairs[a, b]`` (where
-    both are 1, ``a`` only, ``b`` only, neither) and ``pairs[b, a, 0]`` (neither, in the arithmetic
-    of ``b`` splitting first): the off-diagonal sums are overwritten. A split is scored only if its
-    children could beat the best so far: each is a leaf or costs at least ``2 lam``. The values
-    are those of :func:`_children_of` with leaf grandchildren (the same sums in the same order).
+    The leaves of every pair of splits are scored once (:func:`_score_pairs`, into ``pairs``: the
+    off-diagonal sums are overwritten). A split is scored only if its children could beat the best
+    so far: each is a leaf or costs at least ``2 lam``.
     """
     best = _cell_loss(tw, ts, tq) + lam
     best_j = -1
@@ -676,51 +684,13 @@ def _best_of_pairs(lam, pairs, pair_within, n, tw, ts, tq, kept, active):
     best_k1 = -1
     two = 2.0 * lam
     n_active = _active_list(pairs, n, kept[0], active)
-    for x in range(n_active):
-        a = active[x]
-        wa, sa, qa, na = pairs[a, a, 0], pairs[a, a, 1], pairs[a, a, 2], pairs[a, a, 3]
-        for y in range(x + 1, n_active):
-            b = active[y]
-            wb, sb, qb, nb = pairs[b, b, 0], pairs[b, b, 1], pairs[b, b, 2], pairs[b, b, 3]
-            w11, s11, q11, n11 = pairs[a, b, 0], pairs[a, b, 1], pairs[a, b, 2], pairs[a, b, 3]
-            pairs[a, b, 0] = _leaf_cell(lam, w11, s11, q11, n11)
-            pairs[a, b, 1] = _leaf_cell(lam, wa - w11, sa - s11, qa - q11, na - n11)
-            pairs[a, b, 2] = _leaf_cell(lam, wb - w11, sb - s11, qb - q11, nb - n11)
-            n00 = (n - na) - (nb - n11)
-            pairs[a, b, 3] = _leaf_cell(lam, (tw - wa) - (wb - w11), (ts - sa) - (sb - s11), (tq - qa) - (qb - q11), n00)
-            pairs[b, a, 0] = _leaf_cell(lam, (tw - wb) - (wa - w11), (ts - sb) - (sa - s11), (tq - qb) - (qa - q11), n00)
+    _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, 0.0, True, active, n_active, pairs)
     for x in range(n_active):
         j = active[x]
-        leaf1 = _cell_loss(pairs[j, j, 0], pairs[j, j, 1], pairs[j, j, 2]) + lam
-        leaf0 = _cell_loss(tw - pairs[j, j, 0], ts - pairs[j, j, 1], tq - pairs[j, j, 2]) + lam
+        leaf0, leaf1 = _leaves_of(pairs, j, tw, ts, tq, lam)
         if (leaf0 if leaf0 < two else two) + (leaf1 if leaf1 < two else two) >= best - _TIE:
             continue
-        best1 = leaf1
-        best0 = leaf0
-        k1 = -1
-        k0 = -1
-        for y in range(n_active):
-            k = active[y]
-            if k == j:
-                continue
-            if j < k:  # cells of (j, k): both 1, j only, k only, neither
-                c11 = pairs[j, k, 0]
-                c10 = pairs[j, k, 1]
-                c01 = pairs[j, k, 2]
-                c00 = pairs[j, k, 3]
-            else:
-                c11 = pairs[k, j, 0]
-                c10 = pairs[k, j, 2]
-                c01 = pairs[k, j, 1]
-                c00 = pairs[j, k, 0]
-            val = c11 + c10  # the true child (j = 1) split by k
-            if val < best1 - _TIE:
-                best1 = val
-                k1 = k
-            val = c01 + c00  # the false child split by k
-            if val < best0 - _TIE:
-                best0 = val
-                k0 = k
+        best0, best1, k0, k1 = _split_children(pairs, j, leaf0, leaf1, _TIE, active, n_active)
         if best0 + best1 < best - _TIE:
             best = best0 + best1
             best_j = kept[1 + j]
@@ -824,15 +794,17 @@ def _looks_ahead_of_three(problem, frames, dc):
 
 
 @njit
-def _lookahead_bound(lam, pairs, pair_within, n, tw, ts, tq, tv, kept, active, memo, words, fbits, child):
-    """Lower bound on the optimum of depth at least two of a set of ``n`` classes from its pair sums: the
+def _lookahead_bound(lam, pairs, pair_within, n, tw, ts, tq, tv, kept, active, cells, memo, words, fbits, child):
+    """Lower bound on the optimum of depth at least two of ``words`` (``n`` classes) from its pair sums: the
     leaf, or any split whose children are each a leaf or split once more, every grandchild bounded by
-    :func:`_part` (:func:`_children_of`). ``active`` is work space."""
+    :func:`_part` (:func:`_split_children`), each child raised to its optimum if stored (depth two).
+    ``active``, ``cells`` and ``child`` are work space."""
     best = _cell_loss(tw, ts, tq) + lam
     n_active = _active_list(pairs, n, kept[0], active)
+    _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, False, active, n_active, cells)
     for a in range(n_active):
-        l0, l1, _, _ = _children_of(pairs, pair_within, lam, active[a], n, tw, ts, tq, tv, False, 0.0, active,
-                                    n_active)
+        leaf0, leaf1 = _leaves_of(pairs, active[a], tw, ts, tq, lam)
+        l0, l1, _, _ = _split_children(cells, active[a], leaf0, leaf1, 0.0, active, n_active)
         if l0 + l1 < best:
             j = kept[1 + active[a]]
             for side in range(2):
@@ -887,8 +859,8 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
     frames.child_derived[small] = 0
     frames.child_key[1 - small] = -1
     if need_small:
-        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, memo, child, fbits,
-                             scratch.buf_c)
+        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, scratch.cells, memo, child,
+                             fbits, scratch.buf_c)
         known = known1 if small == 1 else known0
         _entry(problem, memo, scratch, child, 3, b if b > known else known)
     if need_large:
@@ -907,8 +879,8 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
         tv = 0.0
         for i in range(n):
             tv += problem.class_within[scratch.members[i]]
-        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, memo, other, fbits,
-                             scratch.buf_c) - _DERIVED
+        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, scratch.cells, memo, other,
+                             fbits, scratch.buf_c) - _DERIVED
         known = known0 if small == 1 else known1
         _entry(problem, memo, scratch, other, 3, b if b > known else known)
 
@@ -1073,7 +1045,7 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
 
     At the last level (``dc == 0``) the key is the exact two-leaf objective. For the squared loss
     with a bound, features are scored by free bounds (``_free_pair``, or the lookahead of
-    :func:`_children_of` under a depth limit; raised by the stored bounds of children already in
+    :func:`_split_children` under a depth limit; raised by the stored bounds of children already in
     the table); features these rule out (reaching ``limit``) are dropped and the k-Means bounds
     wait until the search reaches them. With children of depth three or more the sort key is
     instead the upper bound of children split at most once (unless both children are stored).
@@ -1112,6 +1084,9 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
             n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, pairs, pair_within, True, slot, kept[0],
                                            scratch.ones)
         n_active = _active_list(pairs, n, kept[0], scratch.active)
+        _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, dc == 1, scratch.active, n_active, scratch.cells)
+        if not _sorted_by_bound(problem, dc):
+            _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, True, scratch.active, n_active, scratch.cells_up)
         for j in range(n_feat):
             a = slot[j]
             if a >= 0:
@@ -1139,14 +1114,14 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
         elif lazy:
             order_key = -1.0  # (the sort key when not the bound)
             if lookahead:
-                l0, l1, _, _ = _children_of(pairs, pair_within, lam, slot[j], n, tw, ts, tq, tv, dc == 1,
-                                            0.0, scratch.active, n_active)
+                leaf0, leaf1 = _leaves_of(pairs, slot[j], tw, ts, tq, lam)
+                l0, l1, _, _ = _split_children(scratch.cells, slot[j], leaf0, leaf1, 0.0, scratch.active, n_active)
                 l0 -= slack
                 l1 -= slack
                 if not _sorted_by_bound(problem, dc):
                     # deep children: try first the split whose children split once do best (an upper bound)
-                    u0, u1, _, _ = _children_of(pairs, pair_within, lam, slot[j], n, tw, ts, tq, tv, True,
-                                                0.0, scratch.active, n_active)
+                    u0, u1, _, _ = _split_children(scratch.cells_up, slot[j], leaf0, leaf1, 0.0, scratch.active,
+                                                   n_active)
                     order_key = u0 + u1
             else:
                 l0, l1 = _free_pair(lam, f_w, f_s, f_q, f_v, j, tw, ts, tq, tv)

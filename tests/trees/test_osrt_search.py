@@ -231,6 +231,14 @@ def test_terminal_solver_in_the_search_is_exact_with_weights(depth):
         assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
 
 
+def _children(scratch, lam, j, n, tw, ts, tq, tv, leaves, active):
+    """The search's values (or bounds) of split ``j``'s children, each a leaf or split once more."""
+    cells = np.empty_like(scratch.pairs)
+    _search._score_pairs(lam, scratch.pairs, scratch.pair_within, n, tw, ts, tq, tv, leaves, active, active.size, cells)
+    leaf0, leaf1 = _search._leaves_of(scratch.pairs, j, tw, ts, tq, lam)
+    return _search._split_children(cells, j, leaf0, leaf1, 0.0, active, active.size)
+
+
 def test_lookahead_bounds_of_children_are_valid():
     """The pair-sum lookahead of every split's children (one more split, grandchildren bounded) is at
     most their optimum at any depth >= 1, and exact at depth one when the grandchildren are leaves."""
@@ -250,9 +258,8 @@ def test_lookahead_bounds_of_children_are_valid():
             hit = Xb[rows, j] == 1
             if hit.all() or not hit.any():
                 continue
-            args = (scratch.pairs, scratch.pair_within, lam, scratch.slot[j], n, tw, ts, tq, tv)
-            exact = _search._children_of(*args, True, 0.0, active, active.size)
-            bound = _search._children_of(*args, False, 0.0, active, active.size)
+            exact = _children(scratch, lam, scratch.slot[j], n, tw, ts, tq, tv, True, active)
+            bound = _children(scratch, lam, scratch.slot[j], n, tw, ts, tq, tv, False, active)
             for side, part in ((0, rows[~hit]), (1, rows[hit])):
                 assert exact[side] == pytest.approx(brute_force_objective(Xb, y, lam, 1, rows=part, sample_weight=w),
                                                     abs=1e-9), (seed, j)
@@ -310,7 +317,8 @@ def test_lookahead_bound_of_a_subproblem_is_valid():
         n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
                                                True, scratch.slot, scratch.kept[0], scratch.ones)
         bound = _search._lookahead_bound(problem.lam, scratch.pairs, scratch.pair_within, n, tw, ts, tq, tv,
-                                         scratch.kept, scratch.active, memo, words, problem.feature_bits, scratch.other)
+                                         scratch.kept, scratch.active, scratch.cells, memo, words, problem.feature_bits,
+                                         scratch.other)
         for d in (2, 3, 4):
             assert bound <= brute_force_objective(Xb, y, lam, d, rows=rows, sample_weight=w) + 1e-9, (seed, d)
         checked += 1
