@@ -314,8 +314,8 @@ class _Evolution:
         types the search passes them: first the kernels that other kernels call too (those then
         link them instead of compiling them again); on a cold cache a helper process compiles
         ``init_population`` and ``evolve_population`` meanwhile (they share most of their
-        callees), and of the others those its typing reaches before this process does
-        (``free_offset``, reached early, comes last here)."""
+        callees), and of the others those its typing reaches before this process does (the
+        order here, ``free_offset`` early, is the one evolve_population's typing reaches them in)."""
         Xt, y, w, _, loss_kind, _ = data = self.data
         ops, feats, vals, _ = self.state.hall_of_fame.entry(0, 0)
         n, ws, loss, f = ops.shape[0], self.full_ws, 0.0, np.empty(y.shape[0])
@@ -324,10 +324,10 @@ class _Evolution:
             (tree_complexity, (ops, n, weights)),
             (tree_loss, (ops, feats, vals, n, data, ws)),
             (evaluate, (ops, feats, vals, n, Xt, ws, f)),
+            (free_offset, (ops, feats, vals, n, loss, n, data, ws, f, True, weights, n, maxsize, np.zeros(N_PARAMS))),
             (simplify_tree, (ops, feats, vals, n, *scratch)),
             (optimize_constants, (ops, feats, vals, n, data, ws, new_state(0), loss, POLISH_EVALUATIONS,
                                   POLISH_RESTARTS)),
-            (free_offset, (ops, feats, vals, n, loss, n, data, ws, f, True, weights, n, maxsize, np.zeros(N_PARAMS))),
         ]
         if loss_kind != LOSS_SQUARED:
             steps.append((pinball_line, (f, y, w, 0.5)))

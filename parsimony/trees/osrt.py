@@ -476,9 +476,10 @@ def _greedy_tree(prep, lam, solved, build):
 def _kernel_steps():
     """The search kernels with arguments of the types a fit passes, for
     :func:`~parsimony._numba.precompile`: this process compiles ``search``; on a cold cache a
-    helper process compiles the other kernels called from Python meanwhile. (Handing it a
-    kernel that search calls did not pay: search's typing reaches its large callees early and
-    would wait, and the one it reaches last, ``_refine_bounds``, shares most of its callees.)"""
+    helper process compiles ``lower_bound`` meanwhile (the k-Means bounds, a fifth of search's
+    compile, which search then links; its typing reaches it after ``_register``'s other
+    callees), then the other kernels called from Python. (Kernels whose callees search shares,
+    such as ``_refine_bounds``, did not pay: the helper compiled those callees again.)"""
     rng = np.random.default_rng(0)
     Xb = (rng.random((8, 2)) < 0.5).astype(np.uint8)
     y, w = rng.normal(size=8), np.ones(8)
@@ -487,7 +488,9 @@ def _kernel_steps():
     n_words = problem.feature_bits.shape[1]
     memo = _new_memo(8, n_words)
     frames = _new_frames(2, n_words, Xb.shape[1], prep.root_words, prep.root_depth, _search.pair_width(problem))
+    members, buf = np.zeros(8, dtype=np.int64), np.zeros(8)
     return [(_search.search, (problem, memo, frames, 1), "main"),
+            (_search.lower_bound, (problem, prep.root_words, prep.root_depth, members, buf, buf), "helper"),
             (_search.lookup, (memo, prep.root_words, prep.root_depth), "helper"),
             (_search.rehash, (memo, _new_memo(16, n_words)), "helper"),
             (_search.stack_lower_bound, (frames, 0.0), "helper")]
