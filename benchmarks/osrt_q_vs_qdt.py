@@ -10,7 +10,7 @@ tenth of its nodes.
 
     python benchmarks/osrt_q_vs_qdt.py [--data-dir ../shared/datasets/pmlb] [--max-rows 1000]
         [--max-features 30] [--datasets NAME ...] [--folds 3] [--trials 8] [--quantiles 0.1 0.5 0.9]
-        [--out results.csv]
+        [--n-thresholds 4] [--out results.csv]
 """
 
 from __future__ import annotations
@@ -29,14 +29,14 @@ from parsimony.experiments.baselines import make_osrt_q, make_qdt, select_trial
 from parsimony.metrics import complexity, normalized_quantile_loss
 
 
-def run(name, X, y, quantile, folds, trials, depth, tree_time_limit, seed=0):
+def run(name, X, y, quantile, folds, trials, depth, tree_time_limit, n_thresholds=4, seed=0):
     rows = []
     y_range = float(y.max() - y.min())
     for fold, (train, test) in enumerate(KFold(folds, shuffle=True, random_state=seed).split(X)):
         for method, model in (
             ("QDT", make_qdt(quantile, random_state=seed, n_trials=trials, cv=3)),
             ("OSRT-Q", make_osrt_q(quantile, random_state=seed, n_trials=trials, cv=3, depth_limit=depth,
-                                   tree_time_limit=tree_time_limit)),
+                                   tree_time_limit=tree_time_limit, n_thresholds=n_thresholds)),
         ):
             start = time.perf_counter()
             model.fit(X[train], y[train])
@@ -65,6 +65,7 @@ def main():
     parser.add_argument("--trials", type=int, default=8)
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--tree-time-limit", type=float, default=10.0)
+    parser.add_argument("--n-thresholds", type=int, default=4, help="OSRT-Q's thresholds per numeric feature")
     parser.add_argument("--quantiles", type=float, nargs="+", default=[0.1, 0.5, 0.9])
     parser.add_argument("--out", default=None, help="CSV of every fold (also read back with --report-only)")
     parser.add_argument("--report-only", action="store_true")
@@ -82,7 +83,8 @@ def main():
             X, y = load_dataset(name, data_dir=args.data_dir, download=False)
             X, y = X.to_numpy(dtype=float), y.to_numpy(dtype=float)
             for q in args.quantiles:
-                rows.extend(run(name, X, y, q, args.folds, args.trials, args.depth, args.tree_time_limit))
+                rows.extend(run(name, X, y, q, args.folds, args.trials, args.depth, args.tree_time_limit,
+                                args.n_thresholds))
                 done = pd.DataFrame(rows)
                 last = done[(done.dataset == name) & (done["quantile"] == q)].groupby("method")[["nql", "nodes"]].mean()
                 print(f"{name:32s} tau={q}: " + "  ".join(f"{m} nql {r.nql:.4f} nodes {r.nodes:.0f}"
