@@ -825,15 +825,18 @@ _DERIVED = 1e-12  # a bound from differences of sums is lowered by this much (th
 
 
 @njit
-def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
+def _depth_three_children(problem, memo, frames, f, j, scratch, limit, known0, known1):
     """Register the missing depth-three children of candidate ``j`` of the depth-four frame ``f`` with
-    their lookahead bounds (:func:`_lookahead_bound`), at least ``known0`` and ``known1``.
+    their lookahead bounds (:func:`_lookahead_bound`), at least ``known0`` and ``known1``, as far as
+    needed to tell whether their sum reaches ``limit``.
 
     The frame's pair sums are kept from its expansion (``frames.grand_pairs``): one pass over the
     smaller child gives its pair sums, and the larger child's are the frame's minus them (its bound is
     lowered by ``_DERIVED`` for their rounding); both are kept for the children's expansions
-    (``frames.child_pairs``). Tight bounds of both children make the budget the
-    search gives the first child tight, and rule out some candidates without expanding either.
+    (``frames.child_pairs``). The larger child's bound comes first; the smaller one's is computed
+    only if the candidate can still pay (else the search registers it with its known bound). Tight
+    bounds of both children make the budget the search gives the first child tight, and rule out
+    some candidates without expanding either.
     """
     fbits = problem.feature_bits
     lam = problem.lam
@@ -847,31 +850,30 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
     n_kept = kept[0]
     small, _, _ = _split_by_size(frames.words[f], fbits, j, grand, frames.grand_slot, frames.grand_count[0], child,
                                  other)
+    known_small = known1 if small == 1 else known0
+    known_large = known0 if small == 1 else known1
     need_small = depth[_find(keys, depth, child, 3)] == -1
-    need_large = depth[_find(keys, depth, other, 3)] == -1
+    t = _find(keys, depth, other, 3)
+    need_large = depth[t] == -1
+    if not need_large:
+        b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
+        known_large = b if b > known_large else known_large
     if not (need_small or need_large):
         return
-    pairs = frames.child_pairs[small]
-    pw = frames.child_within[small]
-    n, tw, ts, tq, tv = _pair_sums(problem, child, scratch.members, pairs, pw, True, frames.grand_slot, n_kept,
-                                   scratch.ones)
+    small_pairs = frames.child_pairs[small]
+    small_pw = frames.child_within[small]
+    n_s, tw_s, ts_s, tq_s, tv_s = _pair_sums(problem, child, scratch.members, small_pairs, small_pw, True,
+                                             frames.grand_slot, n_kept, scratch.ones)
     frames.child_key[small] = j
     frames.child_derived[small] = 0
     frames.child_key[1 - small] = -1
-    if need_small:
-        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, scratch.cells, memo, child,
-                             fbits, scratch.buf_c)
-        known = known1 if small == 1 else known0
-        _entry(problem, memo, scratch, child, 3, b if b > known else known)
     if need_large:
-        small_pairs = pairs
-        small_pw = pw
         pairs = frames.child_pairs[1 - small]
         pw = frames.child_within[1 - small]
         for a in range(n_kept):
             for c in range(a, n_kept):
-                for t in range(4):
-                    pairs[a, c, t] = grand[a, c, t] - small_pairs[a, c, t]
+                for q in range(4):
+                    pairs[a, c, q] = grand[a, c, q] - small_pairs[a, c, q]
                 pw[a, c] = gw[a, c] - small_pw[a, c]
         frames.child_key[1 - small] = j
         frames.child_derived[1 - small] = 1
@@ -881,8 +883,12 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, known0, known1):
             tv += problem.class_within[scratch.members[i]]
         b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, scratch.cells, memo, other,
                              fbits, scratch.buf_c) - _DERIVED
-        known = known0 if small == 1 else known1
-        _entry(problem, memo, scratch, other, 3, b if b > known else known)
+        known_large = b if b > known_large else known_large
+        _entry(problem, memo, scratch, other, 3, known_large)
+    if need_small and known_small + known_large < limit:
+        b = _lookahead_bound(lam, small_pairs, small_pw, n_s, tw_s, ts_s, tq_s, tv_s, kept, scratch.active,
+                             scratch.cells, memo, child, fbits, scratch.buf_c)
+        _entry(problem, memo, scratch, child, 3, b if b > known_small else known_small)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1300,7 +1306,7 @@ def _refine_bounds(problem, memo, frames, f, scratch):
             true_bound[p] = b1
         else:
             if ahead:
-                _depth_three_children(problem, memo, frames, f, j, scratch, false_bound[p], true_bound[p])
+                _depth_three_children(problem, memo, frames, f, j, scratch, limit, false_bound[p], true_bound[p])
             for side in range(2):
                 _split_child(words, fbits, j, side, child)
                 t = _entry(problem, memo, scratch, child, dc, false_bound[p] if side == 0 else true_bound[p])
