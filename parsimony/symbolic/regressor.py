@@ -37,7 +37,7 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
 
     ``"cost"``: the lowest ``loss / baseline + SELECTION_PARSIMONY * complexity``, with
     ``baseline`` the training loss of the best constant: the search's own cost with a parsimony
-    four times the search's (:data:`SELECTION_PARSIMONY`), so a token must lower the loss by
+    five times the search's (0.0032) (:data:`SELECTION_PARSIMONY`), so a token must lower the loss by
     1.6% of the constant's loss. Unlike the score, which looks at one step of the front at a
     time, the cost weighs every row against every other, in units of the constant's loss
     whatever the scale of the target or the level. ``"accuracy"``: lowest loss; ``"score"``:
