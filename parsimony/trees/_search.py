@@ -290,7 +290,7 @@ def _cell_loss(w, s, q):
     return v if v > 0.0 else 0.0
 
 
-@njit
+@njit(inline="always")  # (a call would count references to every array of the records)
 def _class_totals(problem, words, members):
     """Number of classes of ``words`` (listed into ``members``) and their weight, sum and sum of squares."""
     n = _members(words, members)
@@ -421,7 +421,7 @@ def _entry(problem, memo, scratch, words, d, known):
     return t
 
 
-@njit
+@njit(inline="always")  # (a call would count references to every array of the records)
 def _terminal(problem, d):
     """True when subproblems of remaining depth ``d`` are solved by :func:`_depth_two` on registration."""
     return d == 2 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
@@ -784,7 +784,7 @@ def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, boun
     return b_small, b_large
 
 
-@njit
+@njit(inline="always")  # (a call would count references to every array of the records)
 def _looks_ahead_of_three(problem, frames, dc):
     """True when the children of depth ``dc`` are of depth three and get the lookahead bound from pair sums
     (:func:`_depth_three_children`) on registration (squared loss, depth limit, a bound, and the frames'
@@ -1036,7 +1036,7 @@ def _sort_candidates(scratch, nf):
         cand_k[b + 1] = mk
 
 
-@njit
+@njit(inline="always")  # (a call would count references to every array of the records)
 def _sorted_by_bound(problem, dc):
     """True when the candidates of subproblems with children of depth ``dc`` are sorted by their
     bounds; else by an upper bound (the lookahead with children of depth three or more)."""

@@ -249,7 +249,7 @@ def _run(problem, memo, frames, deadline, mem_bytes):
     The table grows (x4, then x2 above a million slots) whenever the kernel asks for space.
     """
     n_words = problem.feature_bits.shape[1]
-    steps = 32
+    steps = 32 if deadline is not None else 1 << 22  # (without a deadline nothing needs the pauses)
     while True:
         tc = time.perf_counter()
         code = _search.search(problem, memo, frames, steps)
@@ -374,8 +374,13 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     Xb_all = Xb
     Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
     y = y / magnitude_scale(y)  # exact (a power of two), so the objective is unchanged
-    centre = _leaf_value(y, w, loss_kind, tau)
-    norm = _node_loss(y, w, loss_kind, 1.0, tau)
+    if loss_kind == LOSS_SQUARED:  # the arithmetic of Squared's optimal_constant and total, without their overhead
+        centre = float(np.multiply(y, w).sum() / w.sum())
+        r = y - centre
+        norm = float(np.sum(w * (r * r)))
+    else:
+        centre = _leaf_value(y, w, loss_kind, tau)
+        norm = _node_loss(y, w, loss_kind, 1.0, tau)
     scale = np.sqrt(norm) if loss_kind == LOSS_SQUARED else norm
     if _is_constant(norm, y, w, loss_kind):
         root = {"rows": np.arange(n)}
