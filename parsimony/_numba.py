@@ -19,9 +19,10 @@ Kernels use ``@njit`` from here instead of ``numba.njit`` so that
   nothing else). A kernel called from Python compiles with its entry point as usual,
   and an entry already compiled serves calls from kernels too.
 
-While a kernel compiles, Python's cyclic garbage collector is paused and numba's error
-messages are left unformatted (:func:`_compile_session`): both cost compile time and neither
-changes the compiled code.
+While a kernel compiles, Python's cyclic garbage collector is paused, numba's error
+messages are left unformatted, its compiler flags compare and hash without rebuilding their
+values, and its LLVM-lock events are off (:func:`_compile_session`): all cost compile time and
+none changes the compiled code.
 
 A cached kernel is reused only while every source file of its package is unchanged (numba
 itself checks only the kernel's own file, though a kernel holds the code of the kernels it calls).
@@ -56,13 +57,15 @@ from types import FunctionType
 import numba
 import numpy as np
 from llvmlite import binding as llvm
+from llvmlite.binding import ffi as llvm_ffi
 from llvmlite import ir as llvmir
 from numba.core.codegen import JITCodeLibrary
 from numba.core.compiler_lock import global_compiler_lock
-from numba.core.compiler import Compiler, CompilerBase, DefaultPassBuilder
+from numba.core.compiler import Compiler, CompilerBase, DefaultPassBuilder, Flags
 from numba.core.compiler_machinery import LoweringPass, register_pass
 from numba.core.typed_passes import AnnotateTypes
-from numba.core import errors, event, sigutils, types
+from numba.core import errors, event, sigutils, targetconfig, types
+from numba.core.targetconfig import TargetConfig
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.registry import CPUDispatcher
 
@@ -130,15 +133,63 @@ def compiled_kernels() -> int:
 _SESSION = [False]  # inside a compile of a kernel (under numba's compiler lock)
 
 
+def _config_values(self):
+    """``TargetConfig.values`` (every option's value, the default where unset), without a
+    property call per option."""
+    get = self._values.get
+    return {name: get(name, option._default) for name, option in self.options.items()}
+
+
+def _config_eq(self, other):
+    """``TargetConfig.__eq__`` (equal values), first comparing the options set."""
+    if not isinstance(other, TargetConfig):
+        return NotImplemented
+    if type(self) is type(other) and self._values == other._values:
+        return True
+    return _config_values(self) == _config_values(other)
+
+
+_CONFIG_HASHES = {}
+
+
+def _config_hash(self):
+    """``TargetConfig.__hash__``: numba's hash of the sorted option names, computed once per class."""
+    cls = type(self)
+    if cls not in _CONFIG_HASHES:
+        _CONFIG_HASHES[cls] = hash(tuple(sorted(self.options)))
+    return _CONFIG_HASHES[cls]
+
+
+# numba's compile flags are dictionary keys of its typing caches: it hashed and compared them
+# about a hundred thousand times in a cold fit, each time rebuilding every option's value
+_FAST_CONFIG = {"values": _config_values, "__eq__": _config_eq, "__hash__": _config_hash}
+_FAST_CONFIG_OK = all(name in TargetConfig.__dict__ for name in _FAST_CONFIG) and all(
+    isinstance(option, getattr(targetconfig, "Option", ())) and hasattr(option, "_default")
+    for config in (Flags,) for option in config.options.values())
+
+
+def _numba_llvm_lock_hooks():
+    """numba's callbacks on the LLVM lock (they broadcast a ``numba:llvm_lock`` event at every
+    call into LLVM, tens of thousands per cold fit, for numba's lock-time statistics)."""
+    lock = getattr(getattr(llvm_ffi, "lib", None), "_lock", None)
+    hooks = getattr(lock, "_cblist", None)
+    if not isinstance(hooks, list):
+        return lock, []
+    return lock, [hook for hook in hooks if getattr(hook[0], "__module__", None) == "numba.core.base"]
+
+
 @contextlib.contextmanager
 def _compile_session():
-    """The outermost compile of a kernel, with Python's cyclic garbage collector paused and
-    numba's error messages unformatted.
+    """The outermost compile of a kernel, with Python's cyclic garbage collector paused,
+    numba's error messages unformatted, its compile flags hashed and compared cheaply
+    (:data:`_FAST_CONFIG`) and its LLVM-lock events off.
 
     A compile allocates millions of short-lived objects that the collector scanned again and
     again (an eighth of the compile time); the garbage is collected after the compile, when the
     collector runs again. numba formats (``colorama``) the message of every error it raises
-    while typing, though nearly all are caught while trying overloads (a twentieth).
+    while typing, though nearly all are caught while trying overloads (a twentieth). The flags'
+    hashes and comparisons took a tenth, the LLVM-lock events a twentieth. None of these
+    changes what is compiled (the flags compare and hash as numba's own methods do).
     """
     if _SESSION[0]:
         yield
@@ -150,9 +201,19 @@ def _compile_session():
     plain = hasattr(scheme, "_markup")
     if plain:
         scheme._markup = lambda msg, *args, **kwargs: msg
+    saved = {name: TargetConfig.__dict__[name] for name in _FAST_CONFIG} if _FAST_CONFIG_OK else {}
+    for name, method in _FAST_CONFIG.items() if saved else ():
+        setattr(TargetConfig, name, method)
+    lock, hooks = _numba_llvm_lock_hooks()
+    for hook in hooks:
+        lock._cblist.remove(hook)
     try:
         yield
     finally:
+        for hook in hooks:
+            lock._cblist.append(hook)
+        for name, method in saved.items():
+            setattr(TargetConfig, name, method)
         if plain:
             del scheme._markup
         if collecting:
