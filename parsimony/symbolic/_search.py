@@ -22,14 +22,14 @@ from .._numba import compiled_kernels, precompile, restart_eta
 from ._engine import (
     N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_LINEAR_SCALING, P_MAXSIZE, P_NCYCLES,
     P_OPTIMIZE_EVALS, P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY,
-    P_TOURNAMENT_N, P_TOURNAMENT_P, evolve_population, free_offset, init_population, simplify_tree, tree_complexity,
+    P_TOURNAMENT_N, P_TOURNAMENT_P, run_population, simplify_tree,
 )
-from ..losses import LOSS_PINBALL, LOSS_SQUARED, loss_from_code
+from ..losses import loss_from_code
 from ._evaluator import evaluate, make_workspace, tree_loss
-from ._expressions import ADD, CONST, MUL
+from ._expressions import CONST
 from ._optimize import optimize_constants
+from ._polish import front_candidates
 from ._random import new_state
-from ._scaling import pinball_line
 
 FREQUENCY_WINDOW = 10_000.0
 
@@ -298,48 +298,45 @@ class _Evolution:
         hof = self.state.hall_of_fame if self.batches is None else self.batches.candidates
         return hof.kernel_args(p)
 
-    def init_args(self, p):
-        """The arguments of ``init_population`` for population ``p``."""
-        return *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[0], self.grammar, \
-            self._hof_args(p)
-
-    def evolve_args(self, p, j):
-        """The arguments of ``evolve_population`` for population ``p`` on worker ``j``."""
-        return *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j], self.grammar, \
+    def kernel_args(self, p, j, initial=False):
+        """The arguments of ``run_population`` for population ``p`` on worker ``j`` (``initial``:
+        to initialise it)."""
+        return initial, *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j], self.grammar, \
             self.mutation_weights, self.state.freq_global, self.freq_local[p], self._hof_args(p)
 
     def compile_kernels(self, weights, maxsize):
         """Compile (or load from numba's cache) the kernels of the search and of its final front
         before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
-        types the search passes them: first the kernels that other kernels call too (those then
-        link them instead of compiling them again); on a cold cache a helper process compiles
-        ``init_population`` and ``evolve_population`` meanwhile (they share most of their
-        callees), and of the others those its typing reaches before this process does (the
-        order here, ``free_offset`` early, is the one evolve_population's typing reaches them in)."""
-        Xt, y, w, _, loss_kind, _ = data = self.data
-        ops, feats, vals, _ = self.state.hall_of_fame.entry(0, 0)
-        n, ws, loss, f = ops.shape[0], self.full_ws, 0.0, np.empty(y.shape[0])
+        types the search passes them.
+
+        Each phase is one kernel called from Python (``run_population`` the search,
+        ``front_candidates`` the final front; ``evaluate`` predicts), so that the code a phase
+        shares is optimised once per phase. This process compiles the search; on a cold cache
+        a helper process compiles meanwhile the simplifier and the constant optimiser (which
+        this process's search then links instead of compiling them: the simplifier first, as
+        the search's typing reaches it before the optimiser), then ``evaluate`` and the final
+        front, needed only after the search."""
+        Xt, y, w, _, _, _ = data = self.data
+        hof = self.state.hall_of_fame
+        n = int(hof.length[0, 0])
+        ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-        steps = [
-            (tree_complexity, (ops, n, weights)),
-            (tree_loss, (ops, feats, vals, n, data, ws)),
-            (evaluate, (ops, feats, vals, n, Xt, ws, f)),
-            (free_offset, (ops, feats, vals, n, loss, n, data, ws, f, True, weights, n, maxsize, np.zeros(N_PARAMS))),
-            (simplify_tree, (ops, feats, vals, n, *scratch)),
-            (optimize_constants, (ops, feats, vals, n, data, ws, new_state(0), loss, POLISH_EVALUATIONS,
-                                  POLISH_RESTARTS)),
-        ]
-        if loss_kind != LOSS_SQUARED:
-            steps.append((pinball_line, (f, y, w, 0.5)))
-        precompile([(kernel, args, "main") for kernel, args in steps]
-                   + [(init_population, self.init_args(0), "helper"),
-                      (evolve_population, self.evolve_args(0, 0), "helper")])
+        cap = hof.ops.shape[-1] + 4
+        out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
+               np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
+        ws, state = self.full_ws, new_state(0)
+        precompile([(run_population, self.kernel_args(0, 0), "main"),
+                    (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
+                    (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
+                    (evaluate, (ops, feats, vals, n, Xt, ws, np.empty(y.shape[0])), "helper"),
+                    (front_candidates, (ops, feats, vals, 0.0, data, ws, state, weights, maxsize,
+                                        np.zeros(N_PARAMS), np.empty(y.shape[0]), True, scratch, out, True), "helper")])
 
     def initialise(self):
         if self.batches is not None:
             self.batches.draw(self.pop_data)
         for p in range(len(self.pop_data)):
-            init_population(*self.init_args(p))
+            run_population(*self.kernel_args(p, 0, initial=True))
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
 
@@ -362,7 +359,7 @@ class _Evolution:
         """Evolve populations ``j, j + n_jobs, ...`` once on worker ``j``; returns the evaluations."""
         evals = 0
         for p in range(j, len(self.pop_data), self.n_jobs):
-            evals += evolve_population(*self.evolve_args(p, j))
+            evals += run_population(*self.kernel_args(p, j))
         return evals
 
     def sync(self, settings, params):
@@ -493,41 +490,7 @@ def _migrate(rng, settings, params, pops: Populations, hof: HallOfFame):
             pops.births[p][0] += 1
 
 
-POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
 FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this fraction
-
-
-def _polish(ops, feats, vals, loss, data, ws, state, scratch):
-    """Optimise the constants thoroughly, then simplify when that does not cost accuracy."""
-    length = len(ops)
-    loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, POLISH_EVALUATIONS, POLISH_RESTARTS)
-    new_length = simplify_tree(ops, feats, vals, length, *scratch)
-    if new_length < length:
-        s_ops, s_feats, s_vals = (a[:new_length].copy() for a in scratch)
-        s_loss = tree_loss(s_ops, s_feats, s_vals, new_length, data, ws)
-        if s_loss <= loss + 1e-12 * abs(loss):  # the same function up to rounding
-            return s_ops, s_feats, s_vals, s_loss
-    return ops, feats, vals, loss
-
-
-def _scaled(ops, feats, vals, data, ws, weights, maxsize):
-    """``a + b * f`` with the exactly loss-optimal ``a`` and ``b`` (:func:`pinball_line`), as
-    ``(ops, feats, vals, loss)``, or None when it would exceed ``maxsize`` or not be finite."""
-    extra = 2 * weights[CONST] + weights[MUL] + weights[ADD]
-    if tree_complexity(ops, len(ops), weights) + extra > maxsize:
-        return None
-    Xt, y, w, wsum, loss_kind, tau = data
-    f = np.empty(len(y))
-    evaluate(ops, feats, vals, len(ops), Xt, ws, f)
-    a, b, total = pinball_line(f, y, w, tau if loss_kind == LOSS_PINBALL else 0.5)
-    if not np.isfinite(total):
-        return None
-    tail = np.array([CONST, MUL, CONST, ADD])
-    ops2 = np.concatenate([ops, tail]).astype(ops.dtype)
-    feats2 = np.concatenate([feats, np.zeros(4, feats.dtype)])
-    vals2 = np.concatenate([vals, [b, 0.0, a, 0.0]])
-    loss = tree_loss(ops2, feats2, vals2, len(ops2), data, ws)
-    return (ops2, feats2, vals2, loss) if np.isfinite(loss) else None
 
 
 def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
@@ -541,12 +504,21 @@ def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
     state = new_state(seed)
     best: dict[int, tuple] = {}
     scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-    offset_scratch = (np.empty(len(y)), bool(np.all(w == w[0])))
+    cap = hof.ops.shape[-1] + 4  # an entry and the line a + b f around it
+    out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
+           np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
+    resid, uniform = np.empty(len(y)), bool(np.all(w == w[0]))
     params = np.zeros(N_PARAMS)
     params[P_BASELINE], params[P_MAXSIZE] = baseline, maxsize  # parsimony 0: offer any gain
 
-    def offer(ops, feats, vals, loss):
-        cplx = int(tree_complexity(ops, len(ops), weights))
+    def candidates(ops, feats, vals, loss, polish=True):
+        k = front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, params, resid, uniform,
+                             scratch, out, polish)
+        for i in range(k):
+            length = int(out[3][i])
+            yield (float(out[4][i]), int(out[5][i]), *(a[i, :length].copy() for a in out[:3]))
+
+    def offer(loss, cplx, ops, feats, vals):
         if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or loss < best[cplx][0]):
             best[cplx] = (loss, ops, feats, vals)
 
@@ -558,31 +530,17 @@ def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
             continue
         lowest = merged[c]
         length = int(hof.length[p, c])
-        entry = _polish(hof.ops[p, c, :length].copy(), hof.feats[p, c, :length].copy(),
-                        hof.vals[p, c, :length].copy(), float(hof.loss[p, c]), data, ws, state, scratch)
-        offer(*entry)
-        ops, feats, vals, loss = entry
-        if not np.isfinite(loss):
-            continue
-        n = len(ops)
-        if data[4] != LOSS_SQUARED:
-            scaled = _scaled(ops, feats, vals, data, ws, weights, maxsize)
-            if scaled is not None:
-                offer(*_polish(*scaled, data, ws, state, scratch))
-        ops2, feats2, vals2 = (np.concatenate([a, np.zeros(2, a.dtype)]) for a in (ops, feats, vals))
-        loss = tree_loss(ops2, feats2, vals2, n, data, ws)  # leaves f's values in ws for free_offset
-        n2, loss2, _ = free_offset(ops2, feats2, vals2, n, loss, int(tree_complexity(ops, n, weights)), data, ws,
-                                   *offset_scratch, weights, n + 2, maxsize, params)
-        if loss2 < loss:
-            offer(*_polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws, state, scratch))
+        for entry in candidates(hof.ops[p, c, :length].copy(), hof.feats[p, c, :length].copy(),
+                                hof.vals[p, c, :length].copy(), float(hof.loss[p, c])):
+            offer(*entry)
     # the best constant exactly (a weighted quantile for the pinball loss), not as near as the
     # optimiser got: the simplest row of the front is never worse than the constant
-    const = np.array([CONST], dtype=np.int64), np.zeros(1, dtype=np.int64)
     value = np.array([loss_from_code(data[4], data[5]).optimal_constant(y, w)])
-    exact = tree_loss(const[0], const[1], value, 1, data, ws)
+    (exact, _, *const), = candidates(np.array([CONST], dtype=np.int64), np.zeros(1, dtype=np.int64), value, 0.0,
+                                     polish=False)
     k = int(weights[CONST])
     if k <= maxsize and np.isfinite(exact) and (k not in best or exact <= best[k][0] * (1 + 1e-12) + 1e-300):
-        best[k] = (exact, const[0], const[1], value)
+        best[k] = (exact, *const)
     return [{"complexity": c, "loss": float(best[c][0]), "ops": best[c][1], "feats": best[c][2], "vals": best[c][3]}
             for c in pareto_complexities({c: entry[0] for c, entry in best.items()}, baseline)]
 

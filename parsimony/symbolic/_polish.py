@@ -1,0 +1,112 @@
+"""The final front's candidates of one hall-of-fame entry, computed by one kernel.
+
+:func:`front_candidates` runs the whole polish of an entry (constants optimised thoroughly,
+simplified when that costs no accuracy), then of its loss-optimal line (quantile losses) and of
+its loss-optimal offset (:func:`~parsimony.symbolic._engine.free_offset`). It is a single kernel
+called from Python, rather than one call from Python per step, so that a first fit compiles
+(optimises and generates machine code for) the code these steps share once instead of once per
+step (see ``parsimony/_numba.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._numba import njit
+from ..losses import LOSS_PINBALL, LOSS_SQUARED
+from ._engine import free_offset, simplify_tree, tree_complexity
+from ._evaluator import evaluate, tree_loss
+from ._expressions import ADD, CONST, MUL
+from ._optimize import optimize_constants
+from ._scaling import pinball_line
+
+POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
+
+
+@njit
+def _polish(ops, feats, vals, loss, data, ws, state, s_ops, s_feats, s_vals):
+    """Optimise the constants thoroughly (in place), then simplify when that does not cost
+    accuracy; returns ``(ops, feats, vals, loss)``."""
+    length = ops.shape[0]
+    loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, POLISH_EVALUATIONS, POLISH_RESTARTS)
+    new_length = simplify_tree(ops, feats, vals, length, s_ops, s_feats, s_vals)
+    if new_length < length:
+        so, sf, sv = s_ops[:new_length].copy(), s_feats[:new_length].copy(), s_vals[:new_length].copy()
+        s_loss = tree_loss(so, sf, sv, new_length, data, ws)
+        if s_loss <= loss + 1e-12 * abs(loss):  # the same function up to rounding
+            return so, sf, sv, s_loss
+    return ops, feats, vals, loss
+
+
+@njit
+def _extended(ops, feats, vals, n_more):
+    """Copies of ``(ops, feats, vals)`` with ``n_more`` zero nodes appended."""
+    n = ops.shape[0]
+    ops2, feats2, vals2 = np.zeros(n + n_more, dtype=ops.dtype), np.zeros(n + n_more, dtype=feats.dtype), \
+        np.zeros(n + n_more)
+    for i in range(n):
+        ops2[i], feats2[i], vals2[i] = ops[i], feats[i], vals[i]
+    return ops2, feats2, vals2
+
+
+@njit
+def _record(out, k, ops, feats, vals, loss, weights):
+    """Store candidate ``k`` (its nodes, length, loss and complexity) in the output arrays."""
+    out_ops, out_feats, out_vals, out_len, out_loss, out_cplx = out
+    n = ops.shape[0]
+    for i in range(n):
+        out_ops[k, i], out_feats[k, i], out_vals[k, i] = ops[i], feats[i], vals[i]
+    out_len[k], out_loss[k], out_cplx[k] = n, loss, int(tree_complexity(ops, n, weights))
+
+
+@njit
+def front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, params, resid, uniform_weights,
+                     scratch, out, polish):
+    """The final front's candidates from the expression ``(ops, feats, vals)`` (its whole
+    arrays; ``loss`` its loss on ``data``), in the order they are offered to the front.
+
+    The candidates are the expression polished (:func:`_polish`); for a quantile loss, its
+    exact loss-optimal line ``a + b f`` (:func:`~parsimony.symbolic._scaling.pinball_line`)
+    polished, when within ``maxsize`` and finite; its loss-optimal offset
+    (:func:`~parsimony.symbolic._engine.free_offset`, with ``params``) polished, when that
+    lowers the loss. Without ``polish``, the one candidate is the expression as it is, with its
+    loss computed. ``scratch`` holds three arrays of ``maxsize + 2`` nodes for the simplifier,
+    ``out`` the arrays ``(ops, feats, vals)`` of shape ``(3, maxsize + 4)`` and ``(length,
+    loss, complexity)`` of shape ``(3,)`` that receive the candidates. Returns their number.
+    """
+    Xt, y, w, wsum, loss_kind, tau = data
+    s_ops, s_feats, s_vals = scratch
+    if not polish:
+        _record(out, 0, ops, feats, vals, tree_loss(ops, feats, vals, ops.shape[0], data, ws), weights)
+        return 1
+    ops, feats, vals, loss = _polish(ops, feats, vals, loss, data, ws, state, s_ops, s_feats, s_vals)
+    _record(out, 0, ops, feats, vals, loss, weights)
+    if not np.isfinite(loss):
+        return 1
+    k = 1
+    n = ops.shape[0]
+    extra = 2 * weights[CONST] + weights[MUL] + weights[ADD]  # of the line's four tokens
+    if loss_kind != LOSS_SQUARED and not tree_complexity(ops, n, weights) + extra > maxsize:
+        f = np.empty(y.shape[0])
+        evaluate(ops, feats, vals, n, Xt, ws, f)
+        a, b, total = pinball_line(f, y, w, tau if loss_kind == LOSS_PINBALL else 0.5)
+        if np.isfinite(total):
+            ops2, feats2, vals2 = _extended(ops, feats, vals, 4)
+            ops2[n], ops2[n + 1], ops2[n + 2], ops2[n + 3] = CONST, MUL, CONST, ADD
+            vals2[n], vals2[n + 2] = b, a
+            scaled_loss = tree_loss(ops2, feats2, vals2, n + 4, data, ws)
+            if np.isfinite(scaled_loss):
+                ops2, feats2, vals2, scaled_loss = _polish(ops2, feats2, vals2, scaled_loss, data, ws, state, s_ops,
+                                                           s_feats, s_vals)
+                _record(out, k, ops2, feats2, vals2, scaled_loss, weights)
+                k += 1
+    ops2, feats2, vals2 = _extended(ops, feats, vals, 2)
+    loss = tree_loss(ops2, feats2, vals2, n, data, ws)  # leaves f's values in ws for free_offset
+    n2, loss2, _ = free_offset(ops2, feats2, vals2, n, loss, int(tree_complexity(ops, n, weights)), data, ws, resid,
+                               uniform_weights, weights, n + 2, maxsize, params)
+    if loss2 < loss:
+        ops3, feats3, vals3, loss3 = _polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws,
+                                             state, s_ops, s_feats, s_vals)
+        _record(out, k, ops3, feats3, vals3, loss3, weights)
+        k += 1
+    return k
