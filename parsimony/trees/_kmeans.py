@@ -6,7 +6,9 @@ cheapest way to cut it into ``k`` runs; the optimal cut point is monotone in the
 (quadrangle inequality), so each row is filled by divide and conquer in O(n log n) cost
 evaluations (each O(1) for squared error, O(log n) for the weighted median or tau-quantile of the others).
 Rows are added one at a time and the search stops by convexity (Theorem 3.7 of the paper):
-once one more cluster saves less than the penalty ``lam``, more clusters never pay.
+once one more cluster saves less than the penalty ``lam``, more clusters never pay. The cost of all
+points in one more cluster is scanned first (over the start of its last cluster, at least where it
+starts with one cluster fewer), so the row that ends the search is never filled.
 """
 
 from __future__ import annotations
@@ -160,6 +162,17 @@ def cluster_costs(kind, weights, values, max_clusters, lam, floor, tau=0.5):
     stack = np.empty((64, 4), dtype=np.int64)
     last = best
     for k in range(2, kmax + 1):
+        # first the cost of all points in k clusters alone (one scan over the start of the last one): when
+        # it does not pay, the search stops without the rest of the row
+        ck = np.inf
+        for a in range(prev_start[n - 1] if prev_start[n - 1] > k - 1 else k - 1, n):
+            c = prev[a - 1] + _cost(kind, pw, pm, pq, values, a, n - 1, tau)
+            if c < ck:
+                ck = c
+        if (ck if ck > floor else floor) + lam * k >= last:
+            costs[k - 1] = ck
+            rows = k
+            break
         for b in range(k - 1):
             cur[b] = np.inf
         _fill_row(kind, pw, pm, pq, values, prev, cur, prev_start, cur_start, k, n, stack, tau)
