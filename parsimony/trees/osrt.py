@@ -95,16 +95,28 @@ def _merge_repeated_rows(Xb, y, w):
 
 def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
     """Unique feature rows, sorted by their mean target, with per-class weighted statistics."""
-    packed = _packed_rows(Xb)
-    width = packed.shape[1]
-    if width <= 8:
-        padded = np.zeros((packed.shape[0], 8), dtype=np.uint8)
-        padded[:, :width] = packed
-        codes = padded.view(">u8").ravel()  # big-endian: codes sort like the rows (lexicographically)
+    n, m = Xb.shape
+    if 0 < m <= 64 and n > 0:
+        codes = _row_codes(Xb)  # sort like the rows (lexicographically)
     else:
-        codes = np.ascontiguousarray(packed).view(np.dtype((np.void, width))).ravel()
-    _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
-    inverse = inverse.ravel()
+        packed = _packed_rows(Xb)
+        width = packed.shape[1]
+        if width <= 8:
+            padded = np.zeros((packed.shape[0], 8), dtype=np.uint8)
+            padded[:, :width] = packed
+            codes = padded.view(">u8").ravel()  # big-endian: codes sort like the rows (lexicographically)
+        else:
+            codes = np.ascontiguousarray(packed).view(np.dtype((np.void, width))).ravel()
+    if 0 < m <= 64 and n > 0 and np.all(codes[1:] >= codes[:-1]):
+        # rows sorted already (as _merge_repeated_rows leaves them): np.unique's classes are the runs
+        new = np.empty(n, dtype=bool)
+        new[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=new[1:])
+        first = np.flatnonzero(new)
+        inverse = np.cumsum(new) - 1
+    else:
+        _, first, inverse = np.unique(codes, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
     uniq = Xb[first]
     n_classes = uniq.shape[0]
     cw = np.bincount(inverse, weights=w, minlength=n_classes)
