@@ -133,3 +133,22 @@ def test_costs_equal_the_plain_dynamic_program_on_larger_inputs(kind):
         _, costs = cluster_costs(kind, w, v, min(n, 8), 0.0, 0.0, tau)
         expected = _dp_costs(kind, w, v, len(costs), tau)
         np.testing.assert_allclose(costs, expected, rtol=1e-9, atol=1e-12 * expected[0])
+
+
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_costs_with_a_penalty_equal_the_plain_dynamic_program(kind):
+    """With a penalty the rows stop early, the last one's cost found by a scan over where its last
+    cluster starts instead of a full row: every returned cost still equals the unrestricted program."""
+    rng = np.random.default_rng(6)
+    tau = 0.7 if kind == 2 else 0.5
+    stopped = 0
+    for trial in range(60):
+        n = int(rng.integers(2, 40))
+        v = np.sort(rng.integers(0, 5, n).astype(float) if trial % 3 == 0 else rng.normal(size=n))
+        w = _weights(rng, n, trial)
+        lam = float(rng.choice([0.01, 0.1, 0.5])) * float(np.sum(w))
+        _, costs = cluster_costs(kind, w, v, n, lam, 0.0, tau)
+        stopped += len(costs) < n
+        expected = _dp_costs(kind, w, v, len(costs), tau)
+        np.testing.assert_allclose(costs, expected, rtol=1e-9, atol=1e-12 * expected[0])
+    assert stopped > 30  # the penalty ended most searches before n clusters
