@@ -1044,16 +1044,3 @@ def evolve_population(population, state, data, ws, grammar, mutation_weights, fr
                                         freq_local, hof)
     return evals + _tidy_population(population, state, data, ws, grammar, scratch, hof)
 
-
-@njit(error_model="numpy")
-def run_population(initial, population, state, data, ws, grammar, mutation_weights, freq_global, freq_local, hof):
-    """:func:`init_population` (``initial``; returns 0) or :func:`evolve_population` (returns the
-    evaluations used), with the arguments of the latter.
-
-    The search calls both through this one kernel, so that a first fit compiles (optimises and
-    generates machine code for) the code they share once (see ``parsimony/_numba.py``).
-    """
-    if initial:
-        init_population(population, state, data, ws, grammar, hof)
-        return 0
-    return evolve_population(population, state, data, ws, grammar, mutation_weights, freq_global, freq_local, hof)

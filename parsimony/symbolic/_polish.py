@@ -1,11 +1,12 @@
-"""The final front's candidates of one hall-of-fame entry, computed by one kernel.
+"""The search's one kernel called from Python, :func:`run_phase`, and the final front's
+candidates of one hall-of-fame entry.
 
-:func:`front_candidates` runs the whole polish of an entry (constants optimised thoroughly,
-simplified when that costs no accuracy), then of its loss-optimal line (quantile losses) and of
-its loss-optimal offset (:func:`~parsimony.symbolic._engine.free_offset`). It is a single kernel
-called from Python, rather than one call from Python per step, so that a first fit compiles
-(optimises and generates machine code for) the code these steps share once instead of once per
-step (see ``parsimony/_numba.py``).
+:func:`run_phase` initialises or evolves a population, or computes the final front's candidates
+of an entry (:func:`front_candidates`: the whole polish of the entry, constants optimised
+thoroughly, simplified when that costs no accuracy, then of its loss-optimal line for quantile
+losses and of its loss-optimal offset). One kernel rather than one call from Python per phase
+or step, so that a first fit compiles (optimises and generates machine code for) the code they
+share once instead of once per kernel called from Python (see ``parsimony/_numba.py``).
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import numpy as np
 
 from .._numba import njit
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
-from ._engine import free_offset, simplify_tree, tree_complexity
+from ._engine import evolve_population, free_offset, init_population, simplify_tree, tree_complexity
 from ._evaluator import evaluate, tree_loss
 from ._expressions import ADD, CONST, MUL
 from ._optimize import optimize_constants
 from ._scaling import pinball_line
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
+PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT = range(3)  # what run_phase does
 
 
 @njit
@@ -110,3 +112,24 @@ def front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, 
         _record(out, k, ops3, feats3, vals3, loss3, weights)
         k += 1
     return k
+
+
+@njit(error_model="numpy")
+def run_phase(phase, population, state, data, ws, grammar, mutation_weights, freq_global, freq_local, hof, front):
+    """One phase of the search: ``PHASE_INIT`` fills the population (:func:`init_population`,
+    returns 0), ``PHASE_EVOLVE`` runs one iteration of it (:func:`evolve_population`, returns the
+    evaluations used), ``PHASE_FRONT`` writes the final front's candidates of an expression
+    (:func:`front_candidates`, returns their number) for ``front = (ops, feats, vals, loss,
+    state, maxsize, params, resid, uniform_weights, scratch, out, polish)`` on ``data`` and
+    ``ws``, with the weights of ``grammar``. The other arguments are those of
+    :func:`evolve_population`.
+    """
+    if phase == PHASE_INIT:
+        init_population(population, state, data, ws, grammar, hof)
+        return 0
+    if phase == PHASE_EVOLVE:
+        return evolve_population(population, state, data, ws, grammar, mutation_weights, freq_global, freq_local,
+                                 hof)
+    ops, feats, vals, loss, front_state, maxsize, params, resid, uniform_weights, scratch, out, polish = front
+    return front_candidates(ops, feats, vals, loss, data, ws, front_state, grammar[2], maxsize, params, resid,
+                            uniform_weights, scratch, out, polish)

@@ -22,13 +22,13 @@ from .._numba import compiled_kernels, precompile, restart_eta
 from ._engine import (
     N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_LINEAR_SCALING, P_MAXSIZE, P_NCYCLES,
     P_OPTIMIZE_EVALS, P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY,
-    P_TOURNAMENT_N, P_TOURNAMENT_P, run_population, simplify_tree,
+    P_TOURNAMENT_N, P_TOURNAMENT_P, simplify_tree,
 )
 from ..losses import loss_from_code
 from ._evaluator import evaluate, make_workspace, tree_loss
 from ._expressions import CONST
 from ._optimize import optimize_constants
-from ._polish import front_candidates
+from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, run_phase
 from ._random import new_state
 
 FREQUENCY_WINDOW = 10_000.0
@@ -293,50 +293,70 @@ class _Evolution:
         self.pop_data = [data] * n_pop
         self.freq_local = np.zeros((n_pop, settings.maxsize + 1))
         self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws)
+        self.maxsize = settings.maxsize
+        self.idle_front = self.front_args(*(np.zeros(0, dtype=t) for t in (np.int64, np.int64, np.float64)), 0.0,
+                                          new_state(0), np.zeros(N_PARAMS), False)
 
     def _hof_args(self, p):
         hof = self.state.hall_of_fame if self.batches is None else self.batches.candidates
         return hof.kernel_args(p)
 
-    def kernel_args(self, p, j, initial=False):
-        """The arguments of ``run_population`` for population ``p`` on worker ``j`` (``initial``:
-        to initialise it)."""
-        return initial, *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j], self.grammar, \
-            self.mutation_weights, self.state.freq_global, self.freq_local[p], self._hof_args(p)
+    def kernel_args(self, p, j, phase=PHASE_EVOLVE):
+        """The arguments of ``run_phase`` for population ``p`` on worker ``j`` (``PHASE_EVOLVE``
+        or ``PHASE_INIT``)."""
+        return phase, *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j], self.grammar, \
+            self.mutation_weights, self.state.freq_global, self.freq_local[p], self._hof_args(p), self.idle_front
+
+    def front_args(self, ops, feats, vals, loss, state, params, polish=True):
+        """The ``front`` argument of ``run_phase`` (``PHASE_FRONT``) for the expression ``(ops, feats,
+        vals)`` of loss ``loss``; the candidates are written into ``self.front_out``, and the
+        arrays are copies when ``polish`` (they are changed in place)."""
+        if not hasattr(self, "front_out"):
+            y, w = self.data[1], self.data[2]
+            cap = self.state.hall_of_fame.ops.shape[-1] + 4  # an entry and the line a + b f around it
+            self.front_out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64),
+                              np.empty((3, cap)), np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
+            self.front_scratch = tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
+            self.front_resid, self.front_uniform = np.empty(len(y)), bool(np.all(w == w[0]))
+        return (ops, feats, vals, float(loss), state, int(self.maxsize), params, self.front_resid, self.front_uniform,
+                self.front_scratch, self.front_out, bool(polish))
+
+    def front_candidates(self, front):
+        """The final front's candidates of ``front`` (:meth:`front_args`) on all rows, as
+        ``(loss, complexity, ops, feats, vals)``."""
+        args = list(self.kernel_args(0, 0, PHASE_FRONT))
+        args[3], args[4], args[-1] = self.data, self.full_ws, front
+        out = self.front_out
+        for i in range(run_phase(*args)):
+            length = int(out[3][i])
+            yield (float(out[4][i]), int(out[5][i]), *(a[i, :length].copy() for a in out[:3]))
 
     def compile_kernels(self, weights, maxsize):
         """Compile (or load from numba's cache) the kernels of the search and of its final front
         before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
         types the search passes them.
 
-        Each phase is one kernel called from Python (``run_population`` the search,
-        ``front_candidates`` the final front; ``evaluate`` predicts), so that the code a phase
-        shares is optimised once per phase. This process compiles the search; on a cold cache
-        a helper process compiles meanwhile the simplifier and the constant optimiser (which
-        this process's search then links instead of compiling them: the simplifier first, as
-        the search's typing reaches it before the optimiser), then ``evaluate`` and the final
-        front, needed only after the search."""
+        The search and its final front are one kernel called from Python (``run_phase``;
+        ``evaluate`` predicts), so that the code they share is optimised once. This process
+        compiles it; on a cold cache a helper process compiles meanwhile the simplifier and the
+        constant optimiser (which ``run_phase`` then links instead of compiling them: the
+        simplifier first, as its typing reaches it before the optimiser), then ``evaluate``."""
         Xt, y, w, _, _, _ = data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
         ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-        cap = hof.ops.shape[-1] + 4
-        out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
-               np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
         ws, state = self.full_ws, new_state(0)
-        precompile([(run_population, self.kernel_args(0, 0), "main"),
+        precompile([(run_phase, self.kernel_args(0, 0), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
-                    (evaluate, (ops, feats, vals, n, Xt, ws, np.empty(y.shape[0])), "helper"),
-                    (front_candidates, (ops, feats, vals, 0.0, data, ws, state, weights, maxsize,
-                                        np.zeros(N_PARAMS), np.empty(y.shape[0]), True, scratch, out, True), "helper")])
+                    (evaluate, (ops, feats, vals, n, Xt, ws, np.empty(y.shape[0])), "helper")])
 
     def initialise(self):
         if self.batches is not None:
             self.batches.draw(self.pop_data)
         for p in range(len(self.pop_data)):
-            run_population(*self.kernel_args(p, 0, initial=True))
+            run_phase(*self.kernel_args(p, 0, PHASE_INIT))
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
 
@@ -359,7 +379,7 @@ class _Evolution:
         """Evolve populations ``j, j + n_jobs, ...`` once on worker ``j``; returns the evaluations."""
         evals = 0
         for p in range(j, len(self.pop_data), self.n_jobs):
-            evals += run_population(*self.kernel_args(p, j))
+            evals += run_phase(*self.kernel_args(p, j))
         return evals
 
     def sync(self, settings, params):
@@ -457,7 +477,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             progress.close()
 
     # the front's seed comes from a copy of rng, so a resumed search draws what one long search would
-    front = _final_front(state.hall_of_fame, data, run.full_ws, weights, settings.maxsize,
+    front = _final_front(run, state.hall_of_fame, data, weights, settings.maxsize,
                          int(copy.deepcopy(state.rng).integers(0, 2**62)), params[P_BASELINE])
     return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time, state)
 
@@ -493,7 +513,7 @@ def _migrate(rng, settings, params, pops: Populations, hof: HallOfFame):
 FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this fraction
 
 
-def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
+def _final_front(run: _Evolution, hof: HallOfFame, data, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
@@ -503,20 +523,11 @@ def _final_front(hof: HallOfFame, data, ws, weights, maxsize, seed, baseline):
     y, w = data[1], data[2]
     state = new_state(seed)
     best: dict[int, tuple] = {}
-    scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-    cap = hof.ops.shape[-1] + 4  # an entry and the line a + b f around it
-    out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
-           np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
-    resid, uniform = np.empty(len(y)), bool(np.all(w == w[0]))
     params = np.zeros(N_PARAMS)
     params[P_BASELINE], params[P_MAXSIZE] = baseline, maxsize  # parsimony 0: offer any gain
 
     def candidates(ops, feats, vals, loss, polish=True):
-        k = front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, params, resid, uniform,
-                             scratch, out, polish)
-        for i in range(k):
-            length = int(out[3][i])
-            yield (float(out[4][i]), int(out[5][i]), *(a[i, :length].copy() for a in out[:3]))
+        return run.front_candidates(run.front_args(ops, feats, vals, loss, state, params, polish))
 
     def offer(loss, cplx, ops, feats, vals):
         if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or loss < best[cplx][0]):
