@@ -1043,4 +1043,3 @@ def evolve_population(population, state, data, ws, grammar, mutation_weights, fr
                 evals += _mutation_step(population, state, freq, data, ws, grammar, mutation_weights, scratch,
                                         freq_local, hof)
     return evals + _tidy_population(population, state, data, ws, grammar, scratch, hof)
-

@@ -294,6 +294,12 @@ class _Evolution:
         self.freq_local = np.zeros((n_pop, settings.maxsize + 1))
         self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws)
         self.maxsize = settings.maxsize
+        # the buffers of the final front's candidates (run_phase, PHASE_FRONT); an entry and the line a + b f around it
+        cap = state.hall_of_fame.ops.shape[-1] + 4
+        self.front_out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
+                          np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
+        self.front_scratch = tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
+        self.front_resid, self.front_uniform = np.empty(n), bool(np.all(data[2] == data[2][0]))
         self.idle_front = self.front_args(*(np.zeros(0, dtype=t) for t in (np.int64, np.int64, np.float64)), 0.0,
                                           new_state(0), np.zeros(N_PARAMS), False)
 
@@ -311,13 +317,6 @@ class _Evolution:
         """The ``front`` argument of ``run_phase`` (``PHASE_FRONT``) for the expression ``(ops, feats,
         vals)`` of loss ``loss``; the candidates are written into ``self.front_out``, and the
         arrays are copies when ``polish`` (they are changed in place)."""
-        if not hasattr(self, "front_out"):
-            y, w = self.data[1], self.data[2]
-            cap = self.state.hall_of_fame.ops.shape[-1] + 4  # an entry and the line a + b f around it
-            self.front_out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64),
-                              np.empty((3, cap)), np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
-            self.front_scratch = tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-            self.front_resid, self.front_uniform = np.empty(len(y)), bool(np.all(w == w[0]))
         return (ops, feats, vals, float(loss), state, int(self.maxsize), params, self.front_resid, self.front_uniform,
                 self.front_scratch, self.front_out, bool(polish))
 

@@ -96,7 +96,8 @@ def _merge_repeated_rows(Xb, y, w):
 def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
     """Unique feature rows, sorted by their mean target, with per-class weighted statistics."""
     n, m = Xb.shape
-    if 0 < m <= 64 and n > 0:
+    as_integers = 0 < m <= 64 and n > 0
+    if as_integers:
         codes = _row_codes(Xb)  # sort like the rows (lexicographically)
     else:
         packed = _packed_rows(Xb)
@@ -107,7 +108,7 @@ def _equivalence_classes(Xb, y_scaled, w, loss_kind, tau=0.5):
             codes = padded.view(">u8").ravel()  # big-endian: codes sort like the rows (lexicographically)
         else:
             codes = np.ascontiguousarray(packed).view(np.dtype((np.void, width))).ravel()
-    if 0 < m <= 64 and n > 0 and np.all(codes[1:] >= codes[:-1]):
+    if as_integers and np.all(codes[1:] >= codes[:-1]):
         # rows sorted already (as _merge_repeated_rows leaves them): np.unique's classes are the runs
         new = np.empty(n, dtype=bool)
         new[0] = True
