@@ -36,12 +36,6 @@ from ._expressions import (
 from ._optimize import optimize_constants
 from ._random import normal, randint, uniform
 
-# indices into the float parameter vector of evolve_population
-(P_MAXSIZE, P_NCYCLES, P_TOURNAMENT_N, P_TOURNAMENT_P, P_CROSSOVER, P_PARSIMONY, P_ADAPTIVE,
- P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_EVALS, P_OPTIMIZE_RESTARTS, P_PERTURBATION, P_SIMPLIFY,
- P_BASELINE, P_FREE_OFFSET, P_LINEAR_SCALING) = range(15)
-N_PARAMS = 15
-
 # mutation kinds (index into the mutation weight vector)
 (M_CONSTANT, M_OPERATOR, M_SWAP, M_ADD, M_INSERT, M_DELETE, M_SIMPLIFY, M_RANDOMIZE,
  M_NOTHING, M_FEATURE) = range(10)
@@ -49,9 +43,88 @@ MUTATION_NAMES = ("mutate_constant", "mutate_operator", "swap_operands", "add_no
                   "delete_node", "simplify", "randomize", "do_nothing", "mutate_feature")
 
 
-# the working buffers of one kernel call (:func:`_scratch`)
-Scratch = namedtuple("Scratch", ["child", "spare", "cap", "max_length", "tournament_idx", "tournament_cost", "resid",
-                                 "uniform_weights"])
+# ----------------------------------------------------------------------------------------------
+# records (named tuples: numba passes them to kernels, fields by name)
+# ----------------------------------------------------------------------------------------------
+KernelSettings = namedtuple("KernelSettings", [
+    "maxsize",                      # int: largest complexity of an expression
+    "ncycles_per_iteration",        # int: cycles of one evolve_population call
+    "tournament_selection_n",       # int: members sampled per tournament
+    "tournament_selection_p",       # float: chance that the best of the sample wins (then the next...)
+    "crossover_probability",        # float
+    "parsimony",                    # float: cost per unit of complexity, relative to the baseline
+    "adaptive_parsimony_scaling",   # float: weight of the complexity frequencies in tournaments
+    "optimize_probability",         # float: chance per member per iteration of a constant optimisation
+    "optimizer_evaluations",        # int: its evaluations per Nelder-Mead run
+    "optimizer_nrestarts",          # int: and its restarts
+    "perturbation_factor",          # float: scale of a constant mutation
+    "should_simplify",              # bool: simplify every member once per iteration
+    "baseline",                     # float: loss of the best constant (the unit of losses in costs)
+    "free_offset",                  # bool: offer every candidate its loss-optimal offset (free_offset)
+    "linear_scaling",               # bool: and its loss-optimal line a + b f
+])
+KernelSettings.__doc__ = "The settings the kernels read (:func:`kernel_settings`)."
+
+Grammar = namedtuple("Grammar", [
+    "binops",       # opcodes of the binary operators
+    "unops",        # and of the unary ones
+    "weights",      # per opcode, the complexity of a token
+    "feature_cdf",  # running sum of the probabilities with which a new feature leaf draws each feature
+])
+Grammar.__doc__ = "What expressions are built from."
+
+Search = namedtuple("Search", [
+    "grammar",           # Grammar
+    "mutation_weights",  # per mutation kind (M_*), its relative frequency
+    "settings",          # KernelSettings
+    "freq_global",       # per complexity, its frequency in every population up to the last sync point
+])
+Search.__doc__ = "What every population of a search shares: read, never written, by the kernels."
+
+HallOfFame = namedtuple("HallOfFame", [
+    "ops", "feats", "vals",  # (maxsize + 1, max_length) per complexity, the best expression found
+    "length",                # its number of nodes
+    "loss",                  # and its loss (inf: none yet)
+])
+HallOfFame.__doc__ = "Per complexity, the best expression one population has found."
+
+Population = namedtuple("Population", [
+    "ops", "feats", "vals",  # (members, max_length) every member's expression
+    "length",                # its number of nodes
+    "loss",                  # its loss
+    "complexity",            # its complexity
+    "birth",                 # its birth number (the oldest member dies first)
+    "births",                # [0]: the next birth number
+    "state",                 # the population's random state
+    "freq_local",            # per complexity, how many candidates entered it since the last sync point
+    "hof",                   # the HallOfFame its candidates are offered to
+])
+Population.__doc__ = "One population and what it owns: the kernels change only these arrays."
+
+EvolutionBuffers = namedtuple("EvolutionBuffers", [
+    "child",            # (ops, feats, vals) of cap nodes: the candidate being built
+    "spare",            # (ops, feats, vals) of cap nodes: scratch of the mutations
+    "cap",              # their capacity
+    "max_length",       # nodes a population member holds
+    "tournament_idx",   # (members,) a tournament's sample
+    "tournament_cost",  # (members,) and its costs
+    "resid",            # (rows,) residuals of the free offset (empty when it is off)
+])
+EvolutionBuffers.__doc__ = "The working buffers of one init_population or evolve_population call (:func:`_buffers`)."
+
+
+def kernel_settings(maxsize, baseline, *, ncycles_per_iteration=0, tournament_selection_n=0,
+                    tournament_selection_p=0.0, crossover_probability=0.0, parsimony=0.0,
+                    adaptive_parsimony_scaling=0.0, optimize_probability=0.0, optimizer_evaluations=0,
+                    optimizer_nrestarts=0, perturbation_factor=0.0, should_simplify=False, free_offset=False,
+                    linear_scaling=False) -> KernelSettings:
+    """A :data:`KernelSettings` with each field of the type the kernels are compiled for (the
+    settings a caller leaves out are off)."""
+    return KernelSettings(
+        int(maxsize), int(ncycles_per_iteration), int(tournament_selection_n), float(tournament_selection_p),
+        float(crossover_probability), float(parsimony), float(adaptive_parsimony_scaling),
+        float(optimize_probability), int(optimizer_evaluations), int(optimizer_nrestarts),
+        float(perturbation_factor), bool(should_simplify), float(baseline), bool(free_offset), bool(linear_scaling))
 
 
 # ------------------------------------------------------------------------------ tree helpers
@@ -557,10 +630,10 @@ def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
 
 # --------------------------------------------------------------------------------- evolution
 @njit
-def _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, state):
+def _tournament(pop_loss, pop_cplx, settings, freq, scratch_idx, scratch_cost, state):
     """Index of the tournament winner: sample, rank by adjusted cost, pick rank k w.p. p(1-p)^k."""
     size = pop_loss.shape[0]
-    n = min(int(params[P_TOURNAMENT_N]), size)
+    n = min(settings.tournament_selection_n, size)
     for i in range(size):
         scratch_idx[i] = i
     total = 0.0
@@ -571,9 +644,9 @@ def _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, sta
         scratch_idx[t], scratch_idx[r] = scratch_idx[r], scratch_idx[t]
         i = scratch_idx[t]
         c = pop_cplx[i]
-        cost = pop_loss[i] / params[P_BASELINE] + params[P_PARSIMONY] * c
+        cost = pop_loss[i] / settings.baseline + settings.parsimony * c
         if total > 0:
-            cost *= math.exp(params[P_ADAPTIVE] * freq[c] / total)
+            cost *= math.exp(settings.adaptive_parsimony_scaling * freq[c] / total)
         scratch_cost[t] = cost
     for t in range(1, n):  # sort the sample by cost
         j = t
@@ -581,7 +654,7 @@ def _tournament(pop_loss, pop_cplx, params, freq, scratch_idx, scratch_cost, sta
             scratch_cost[j], scratch_cost[j - 1] = scratch_cost[j - 1], scratch_cost[j]
             scratch_idx[j], scratch_idx[j - 1] = scratch_idx[j - 1], scratch_idx[j]
             j -= 1
-    p = params[P_TOURNAMENT_P]
+    p = settings.tournament_selection_p
     for t in range(n - 1):
         if uniform(state) < p:
             return scratch_idx[t]
@@ -598,22 +671,24 @@ def _oldest(pop_birth):
 
 
 @njit
-def _update_hof(ops, feats, vals, length, loss, cplx, hof_ops, hof_feats, hof_vals, hof_len, hof_loss):
-    if loss < hof_loss[cplx]:
-        hof_loss[cplx] = loss
-        hof_len[cplx] = length
-        _copy(ops, feats, vals, 0, length, hof_ops[cplx], hof_feats[cplx], hof_vals[cplx], 0)
+def _update_hof(ops, feats, vals, length, loss, cplx, hof):
+    """Enter the expression in the :data:`HallOfFame` ``hof`` when it is the best of its complexity."""
+    if loss < hof.loss[cplx]:
+        hof.loss[cplx] = loss
+        hof.length[cplx] = length
+        _copy(ops, feats, vals, 0, length, hof.ops[cplx], hof.feats[cplx], hof.vals[cplx], 0)
 
 
 @njit(error_model="numpy")
-def _mutate(kind, parent, length, child, spare, cap, state, grammar):
+def _mutate(kind, parent, length, child, spare, cap, state, search):
     """Write a mutation of kind ``kind`` of ``parent`` (its first ``length`` nodes) into ``child``
     (``spare`` is scratch); returns the child's length, -1 when the mutation failed."""
-    binops, unops, weights, params, feature_cdf = grammar
+    binops, unops, weights, feature_cdf = search.grammar
     ops, feats, vals = parent
     o_ops, o_feats, o_vals = child
     if kind == M_CONSTANT:
-        return _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, params[P_PERTURBATION])
+        return _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state,
+                                search.settings.perturbation_factor)
     if kind == M_OPERATOR:
         return _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, binops, unops)
     if kind == M_FEATURE:
@@ -630,7 +705,7 @@ def _mutate(kind, parent, length, child, spare, cap, state, grammar):
     if kind == M_SIMPLIFY:
         return simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals)
     if kind == M_RANDOMIZE:
-        target = 1 + randint(state, int(params[P_MAXSIZE]))
+        target = 1 + randint(state, search.settings.maxsize)
         return random_tree(o_ops, o_feats, o_vals, *spare, cap, target, weights, state, binops, unops, feature_cdf)
     _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
     return length
@@ -659,19 +734,19 @@ def _accept(child, length, max_length, weights, maxsize):
 
 
 @njit(error_model="numpy")
-def _enter(child, length, loss, cplx, population, freq_local, hof):
-    """The candidate replaces the oldest member, counts once in the complexity frequencies and
-    enters the hall of fame when it is the best of its complexity."""
-    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth = population
-    slot = _oldest(pop_birth)
-    _copy(child[0], child[1], child[2], 0, length, pop_ops[slot], pop_feats[slot], pop_vals[slot], 0)
-    pop_len[slot] = length
-    pop_loss[slot] = loss
-    pop_cplx[slot] = cplx
-    pop_birth[slot] = birth[0]
-    birth[0] += 1
-    freq_local[cplx] += 1.0
-    _update_hof(child[0], child[1], child[2], length, loss, cplx, *hof)
+def _enter(child, length, loss, cplx, population):
+    """The candidate replaces the oldest member of the :data:`Population`, counts once in its
+    complexity frequencies and enters its hall of fame when it is the best of its complexity."""
+    slot = _oldest(population.birth)
+    _copy(child[0], child[1], child[2], 0, length, population.ops[slot], population.feats[slot],
+          population.vals[slot], 0)
+    population.length[slot] = length
+    population.loss[slot] = loss
+    population.complexity[slot] = cplx
+    population.birth[slot] = population.births[0]
+    population.births[0] += 1
+    population.freq_local[cplx] += 1.0
+    _update_hof(child[0], child[1], child[2], length, loss, cplx, population.hof)
 
 
 @njit
@@ -772,16 +847,17 @@ def least_squares_slope(f, y, w, wsum):
 
 
 @njit(error_model="numpy")
-def _offset_for_slope(rows, y, w, wsum, resid, uniform_weights, loss_kind, tau, b):
-    """``(a, loss)``: the loss-optimal offset of ``b * f`` and the mean loss of ``f * b + a``,
-    whose values are computed as the evaluator computes them (``resid`` is scratch)."""
+def _offset_for_slope(rows, data, resid, b):
+    """``(a, loss)``: the loss-optimal offset of ``b * f`` and the mean loss of ``f * b + a`` on
+    ``data``, whose values are computed as the evaluator computes them (``resid`` is scratch)."""
+    y = data.y
     n = y.shape[0]
     for i in range(n):
         resid[i] = y[i] - b * rows[i]
-    a = optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau)
+    a = optimal_offset(resid, data.w, data.wsum, data.uniform_weights, data.loss_kind, data.tau)
     for i in range(n):
         resid[i] = rows[i] * b + a
-    return a, loss_of_rows(resid, y, w, loss_kind, tau) / wsum
+    return a, loss_of_rows(resid, y, data.w, data.loss_kind, data.tau) / data.wsum
 
 
 @njit(error_model="numpy")
@@ -810,10 +886,10 @@ def _put_line(o_ops, o_feats, o_vals, length, a, b, add_slot, sa, sh, h_root, mu
 
 
 @njit(error_model="numpy")
-def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uniform_weights, weights, max_length,
-                maxsize, params):
-    """Give a just-evaluated candidate its loss-optimal offset (and, with ``P_LINEAR_SCALING``,
-    scale) when that lowers its cost.
+def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights, settings):
+    """Give a just-evaluated candidate ``child = (ops, feats, vals)`` (its first ``length`` nodes,
+    of loss ``loss`` and complexity ``cplx``, at most ``max_length`` nodes) its loss-optimal
+    offset (and, with ``settings.linear_scaling``, scale) when that lowers its cost.
 
     The offset ``a`` of ``f + a`` is the loss-optimal constant (a weighted quantile of the
     residuals for the pinball loss). With linear scaling, ``a + b * f`` is tried too, with
@@ -821,23 +897,25 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uni
     approximation of the exact pinball line that rewards a shape whatever its scale. The
     constants of ``f`` that already play these roles (``f = c * g + a0``, any order and sign)
     absorb them; missing ones are added as tokens, whose complexity counts: a change is kept
-    when its loss gain outweighs the parsimony cost of the extra tokens. Reads the candidate's
-    values from ``ws`` (it must be the last expression evaluated). Returns ``(length, loss,
+    when its loss gain outweighs the parsimony cost of the extra tokens (up to
+    ``settings.maxsize``). Reads the candidate's values from ``ws`` (it must be the last
+    expression evaluated); ``resid`` is scratch of one value per row. Returns ``(length, loss,
     cplx)`` of the (possibly) new candidate.
     """
-    Xt, y, w, wsum, loss_kind, tau = data
-    rows = last_rows(Xt, ws)
-    scaling = params[P_LINEAR_SCALING] > 0
+    o_ops, o_feats, o_vals = child
+    y = data.y
+    rows = last_rows(data.Xt, ws)
+    scaling = settings.linear_scaling
     if length < (1 if scaling else 2) or rows.shape[0] == 0 or not loss < np.inf:
         return length, loss, cplx
     add_slot, sa, sh, h_root, mul_slot = _line_form(o_ops, length)
-    base, parsimony = params[P_BASELINE], params[P_PARSIMONY]
+    base, parsimony, maxsize = settings.baseline, settings.parsimony, settings.maxsize
     best_cost, best_a, best_b, best_loss, best_extra = loss / base, 0.0, np.nan, loss, 0
     for option in range(2 if scaling else 1):
-        b = 1.0 if option == 0 else least_squares_slope(rows, y, w, wsum)
+        b = 1.0 if option == 0 else least_squares_slope(rows, y, data.w, data.wsum)
         if option == 1 and (b == 0.0 or b == 1.0 or not abs(b) < np.inf):
             break
-        a, new_loss = _offset_for_slope(rows, y, w, wsum, resid, uniform_weights, loss_kind, tau, b)
+        a, new_loss = _offset_for_slope(rows, data, resid, b)
         if (option == 0 and a == 0.0) or not abs(a) < np.inf:
             continue
         extra, nodes = 0, 0
@@ -869,17 +947,17 @@ def free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, resid, uni
 
 
 @njit(error_model="numpy")
-def _score_candidate(child, length, cplx, data, ws, scratch, grammar, hof):
-    """Evaluate a new candidate; with the free offset on, record it in the hall of fame and offer
-    it its loss-optimal offset (:func:`free_offset`). Returns ``(length, loss, cplx)`` of what
-    enters the population."""
+def _score_candidate(child, length, cplx, hof, data, ws, search, buffers):
+    """Evaluate a new candidate; with the free offset on, offer it to the hall of fame ``hof`` and
+    offer it its loss-optimal offset (:func:`free_offset`). Returns ``(length, loss, cplx)`` of
+    what enters the population."""
     o_ops, o_feats, o_vals = child
-    weights, params = grammar[2], grammar[3]
+    settings = search.settings
     loss = tree_loss(o_ops, o_feats, o_vals, length, data, ws)
-    if params[P_FREE_OFFSET] > 0:
-        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, *hof)
-        return free_offset(o_ops, o_feats, o_vals, length, loss, cplx, data, ws, scratch.resid,
-                           scratch.uniform_weights, weights, scratch.max_length, int(params[P_MAXSIZE]), params)
+    if settings.free_offset:
+        _update_hof(o_ops, o_feats, o_vals, length, loss, cplx, hof)
+        return free_offset(child, length, loss, cplx, buffers.max_length, data, ws, buffers.resid,
+                           search.grammar.weights, settings)
     return length, loss, cplx
 
 
@@ -890,156 +968,152 @@ def _tree_buffers(cap):
 
 
 @njit
-def _scratch(population, data, use_offset):
-    """The working buffers of one call: the candidate (``child``) and a spare expression, the
-    tournament's sample and costs, the residuals of the free offset (when on, else empty)."""
-    size, max_length = population[0].shape[0], population[0].shape[1]
+def _buffers(population, data, use_offset):
+    """The :data:`EvolutionBuffers` of one call on ``population``: the candidate (``child``) and a
+    spare expression, the tournament's sample and costs, the residuals of the free offset (when
+    on, else empty)."""
+    size, max_length = population.ops.shape[0], population.ops.shape[1]
     cap = 2 * max_length + 4
-    w = data[2]
-    uniform_weights = True
-    for i in range(w.shape[0]):
-        uniform_weights = uniform_weights and w[i] == w[0]
-    return Scratch(_tree_buffers(cap), _tree_buffers(cap), cap, max_length, np.empty(size, dtype=np.int64),
-                   np.empty(size), np.empty(data[1].shape[0] if use_offset else 0), uniform_weights)
+    return EvolutionBuffers(_tree_buffers(cap), _tree_buffers(cap), cap, max_length, np.empty(size, dtype=np.int64),
+                            np.empty(size), np.empty(data.y.shape[0] if use_offset else 0))
 
 
 @njit(error_model="numpy")
-def init_population(population, state, data, ws, grammar, hof):
-    """Fill a population with random small expressions (at most 3 operators each)."""
-    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx, pop_birth, birth = population
-    weights, params = grammar[2], grammar[3]
-    scratch = _scratch(population, data, False)
-    child = scratch.child
-    maxsize = int(params[P_MAXSIZE])
-    for i in range(pop_ops.shape[0]):
+def init_population(population, data, ws, search):
+    """Fill a :data:`Population` with random small expressions (at most 3 operators each) scored
+    on ``data``, offering each to its hall of fame."""
+    grammar, state = search.grammar, population.state
+    weights = grammar.weights
+    buffers = _buffers(population, data, False)
+    child = buffers.child
+    maxsize = search.settings.maxsize
+    for i in range(population.ops.shape[0]):
         cplx = -1
         while cplx < 0:
             target = 1 + randint(state, min(maxsize, 7))
-            length = random_tree(*child, *scratch.spare, scratch.cap, target, weights, state, grammar[0], grammar[1],
-                                 grammar[4])
-            cplx = _accept(child, length, scratch.max_length, weights, maxsize)
+            length = random_tree(*child, *buffers.spare, buffers.cap, target, weights, state, grammar.binops,
+                                 grammar.unops, grammar.feature_cdf)
+            cplx = _accept(child, length, buffers.max_length, weights, maxsize)
         loss = tree_loss(child[0], child[1], child[2], length, data, ws)
-        _copy(child[0], child[1], child[2], 0, length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
-        pop_len[i] = length
-        pop_loss[i] = loss
-        pop_cplx[i] = cplx
-        pop_birth[i] = birth[0]
-        birth[0] += 1
-        _update_hof(child[0], child[1], child[2], length, loss, cplx, *hof)
+        _copy(child[0], child[1], child[2], 0, length, population.ops[i], population.feats[i], population.vals[i], 0)
+        population.length[i] = length
+        population.loss[i] = loss
+        population.complexity[i] = cplx
+        population.birth[i] = population.births[0]
+        population.births[0] += 1
+        _update_hof(child[0], child[1], child[2], length, loss, cplx, population.hof)
 
 
 @njit(error_model="numpy")
-def _select(population, freq, params, scratch, state):
+def _select(population, freq, settings, buffers):
     """A tournament winner among the population's members."""
-    return _tournament(population[4], population[5], params, freq, scratch.tournament_idx, scratch.tournament_cost,
-                       state)
+    return _tournament(population.loss, population.complexity, settings, freq, buffers.tournament_idx,
+                       buffers.tournament_cost, population.state)
 
 
 @njit(error_model="numpy")
-def _crossover_step(population, state, freq, data, ws, grammar, scratch, freq_local, hof):
+def _crossover_step(population, freq, data, ws, search, buffers):
     """Two tournament winners swap subtrees; each valid child is scored and replaces the oldest
     member. Returns the evaluations used."""
-    pop_ops, pop_feats, pop_vals, pop_len = population[0], population[1], population[2], population[3]
-    weights, params = grammar[2], grammar[3]
-    a = _select(population, freq, params, scratch, state)
-    b = _select(population, freq, params, scratch, state)
+    pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
+    settings = search.settings
+    a = _select(population, freq, settings, buffers)
+    b = _select(population, freq, settings, buffers)
     evals = 0
     for child_index in range(2):
         x, y = (a, b) if child_index == 0 else (b, a)
         length = _crossover(pop_ops[x], pop_feats[x], pop_vals[x], pop_len[x], pop_ops[y], pop_feats[y],
-                            pop_vals[y], pop_len[y], *scratch.child, scratch.cap, state)
-        cplx = _accept(scratch.child, length, scratch.max_length, weights, int(params[P_MAXSIZE]))
+                            pop_vals[y], pop_len[y], *buffers.child, buffers.cap, population.state)
+        cplx = _accept(buffers.child, length, buffers.max_length, search.grammar.weights, settings.maxsize)
         if cplx < 0:
             continue
-        length, loss, cplx = _score_candidate(scratch.child, length, cplx, data, ws, scratch, grammar, hof)
+        length, loss, cplx = _score_candidate(buffers.child, length, cplx, population.hof, data, ws, search, buffers)
         evals += 1
-        _enter(scratch.child, length, loss, cplx, population, freq_local, hof)
+        _enter(buffers.child, length, loss, cplx, population)
     return evals
 
 
 @njit(error_model="numpy")
-def _mutation_step(population, state, freq, data, ws, grammar, mutation_weights, scratch, freq_local, hof):
+def _mutation_step(population, freq, data, ws, search, buffers):
     """A tournament winner is mutated (up to 10 tries for a valid child, else copied unchanged);
     the child replaces the oldest member. Returns the evaluations used."""
-    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = population[:6]
-    weights, params = grammar[2], grammar[3]
-    child = scratch.child
-    parent = _select(population, freq, params, scratch, state)
+    pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
+    settings, state = search.settings, population.state
+    child = buffers.child
+    parent = _select(population, freq, settings, buffers)
     p_len = pop_len[parent]
     cplx = -1
     kind = M_NOTHING
     length = p_len
     for _attempt in range(10):  # PySR skips failed mutations: try another one
-        kind = _pick(mutation_weights, state)
-        length = _mutate(kind, (pop_ops[parent], pop_feats[parent], pop_vals[parent]), p_len, child, scratch.spare,
-                         scratch.cap, state, grammar)
-        cplx = _accept(child, length, scratch.max_length, weights, int(params[P_MAXSIZE]))
+        kind = _pick(search.mutation_weights, state)
+        length = _mutate(kind, (pop_ops[parent], pop_feats[parent], pop_vals[parent]), p_len, child, buffers.spare,
+                         buffers.cap, state, search)
+        cplx = _accept(child, length, buffers.max_length, search.grammar.weights, settings.maxsize)
         if cplx >= 0:
             break
     if cplx < 0:
         length = p_len
         _copy(pop_ops[parent], pop_feats[parent], pop_vals[parent], 0, p_len, child[0], child[1], child[2], 0)
-        cplx = pop_cplx[parent]
+        cplx = population.complexity[parent]
         kind = M_NOTHING
     evals = 0
     if kind == M_NOTHING:
-        loss = pop_loss[parent]
+        loss = population.loss[parent]
     else:
-        length, loss, cplx = _score_candidate(child, length, cplx, data, ws, scratch, grammar, hof)
+        length, loss, cplx = _score_candidate(child, length, cplx, population.hof, data, ws, search, buffers)
         evals = 1
-    _enter(child, length, loss, cplx, population, freq_local, hof)
+    _enter(child, length, loss, cplx, population)
     return evals
 
 
 @njit(error_model="numpy")
-def _tidy_population(population, state, data, ws, grammar, scratch, hof):
+def _tidy_population(population, data, ws, search, buffers):
     """Simplify every member, optimise the constants of some (probability
-    ``P_OPTIMIZE_PROBABILITY``), and offer each to the hall of fame. Returns the evaluations used."""
-    pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = population[:6]
-    weights, params = grammar[2], grammar[3]
-    child = scratch.child
+    ``optimize_probability``), and offer each to the hall of fame. Returns the evaluations used."""
+    pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
+    pop_loss, pop_cplx = population.loss, population.complexity
+    settings = search.settings
+    child = buffers.child
     evals = 0
     for i in range(pop_ops.shape[0]):
         length = pop_len[i]
-        if params[P_SIMPLIFY] > 0:
+        if settings.should_simplify:
             new_length = simplify_tree(pop_ops[i], pop_feats[i], pop_vals[i], length, child[0], child[1], child[2])
             if new_length < length:
                 _copy(child[0], child[1], child[2], 0, new_length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
                 pop_len[i] = new_length
-                pop_cplx[i] = tree_complexity(pop_ops[i], new_length, weights)
+                pop_cplx[i] = tree_complexity(pop_ops[i], new_length, search.grammar.weights)
                 pop_loss[i] = tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], new_length, data, ws)
                 evals += 1
-        if uniform(state) < params[P_OPTIMIZE_PROBABILITY] and pop_loss[i] < np.inf:
+        if uniform(population.state) < settings.optimize_probability and pop_loss[i] < np.inf:
             before = pop_loss[i]
-            pop_loss[i] = optimize_constants(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], data, ws, state,
-                                             before, int(params[P_OPTIMIZE_EVALS]), int(params[P_OPTIMIZE_RESTARTS]))
-            evals += int(params[P_OPTIMIZE_EVALS]) * (int(params[P_OPTIMIZE_RESTARTS]) + 1)
-        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], *hof)
+            pop_loss[i] = optimize_constants(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], data, ws,
+                                             population.state, before, settings.optimizer_evaluations,
+                                             settings.optimizer_nrestarts)
+            evals += settings.optimizer_evaluations * (settings.optimizer_nrestarts + 1)
+        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], population.hof)
     return evals
 
 
 @njit(error_model="numpy")
-def evolve_population(population, state, data, ws, grammar, mutation_weights, freq_global, freq_local, hof):
-    """One iteration of regularized evolution of one population; returns the evaluations used.
-
-    ``population`` is the record ``(ops, feats, vals, length, loss, complexity, birth, births)``
-    (member arrays and the 1-element birth counter), ``hof`` the hall of fame ``(ops, feats,
-    vals, length, loss)`` indexed by complexity, ``grammar`` ``(binops, unops, weights, params,
-    feature_cdf)``; ``freq_local`` counts the complexities that entered the population.
-    """
-    params = grammar[3]
-    scratch = _scratch(population, data, params[P_FREE_OFFSET] > 0)
+def evolve_population(population, data, ws, search):
+    """One iteration of regularized evolution of a :data:`Population` on ``data`` (``ws`` the
+    evaluator's :data:`~parsimony.symbolic._evaluator.Workspace`, ``search`` the :data:`Search`);
+    returns the evaluations used."""
+    settings = search.settings
+    buffers = _buffers(population, data, settings.free_offset)
+    freq_global, freq_local = search.freq_global, population.freq_local
     freq = np.empty(freq_global.shape[0])
-    n_tournament = max(int(params[P_TOURNAMENT_N]), 1)
-    per_cycle = (population[0].shape[0] + n_tournament - 1) // n_tournament
+    n_tournament = max(settings.tournament_selection_n, 1)
+    per_cycle = (population.ops.shape[0] + n_tournament - 1) // n_tournament
     evals = 0
-    for _cycle in range(int(params[P_NCYCLES])):
+    for _cycle in range(settings.ncycles_per_iteration):
         for c in range(freq.shape[0]):
             freq[c] = freq_global[c] + freq_local[c]
         for _ in range(per_cycle):
-            if uniform(state) < params[P_CROSSOVER]:
-                evals += _crossover_step(population, state, freq, data, ws, grammar, scratch, freq_local, hof)
+            if uniform(population.state) < settings.crossover_probability:
+                evals += _crossover_step(population, freq, data, ws, search, buffers)
             else:
-                evals += _mutation_step(population, state, freq, data, ws, grammar, mutation_weights, scratch,
-                                        freq_local, hof)
-    return evals + _tidy_population(population, state, data, ws, grammar, scratch, hof)
+                evals += _mutation_step(population, freq, data, ws, search, buffers)
+    return evals + _tidy_population(population, data, ws, search, buffers)

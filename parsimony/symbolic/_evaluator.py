@@ -1,6 +1,6 @@
 """The expression evaluator: one postfix walk per expression, loops over rows inside each op.
 
-Nothing is allocated per evaluation. A workspace ``ws = (buf, kind, ref, sval, row)`` is reused:
+Nothing is allocated per evaluation. A :data:`Workspace` ``ws`` is reused:
 ``buf[row[s]]`` holds the rows of stack slot ``s``; every operator writes into the spare row
 ``row[-1]`` and swaps it in, so inputs and output never alias and the row loops vectorise. Leaves are pushed lazily (``kind`` 1 = a feature
 column of ``Xt`` referenced by ``ref``, 2 = a scalar in ``sval``), so ``x1 * x2`` reads the two
@@ -14,6 +14,7 @@ loss is then ``inf``, so such candidates always lose.
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -37,12 +38,39 @@ _TRIG_RANGE = 5e5  # beyond it, fall back to libm
 
 KIND_BUFFER, KIND_FEATURE, KIND_SCALAR = 0, 1, 2
 
+# records (named tuples: numba passes them to kernels, fields by name)
+Data = namedtuple("Data", [
+    "Xt",               # (features, rows) the features, feature-major
+    "y",                # (rows,) targets
+    "w",                # (rows,) sample weights
+    "wsum",             # their sum
+    "loss_kind",        # LOSS_SQUARED, LOSS_ABSOLUTE or LOSS_PINBALL
+    "tau",              # quantile level of the pinball loss
+    "uniform_weights",  # every weight equals the first
+])
+Data.__doc__ = "The rows an expression is scored on, and the loss that scores it (:func:`make_data`)."
 
-def make_workspace(max_length: int, n_rows: int):
+Workspace = namedtuple("Workspace", [
+    "buf",   # (slots + 1, rows) rows of the stack slots, plus a spare
+    "kind",  # (slots,) per stack slot: KIND_BUFFER, KIND_FEATURE or KIND_SCALAR
+    "ref",   # (slots,) its feature (KIND_FEATURE)
+    "sval",  # (slots,) its value (KIND_SCALAR)
+    "row",   # (slots + 1,) its row of ``buf`` (KIND_BUFFER); the last is the spare row
+])
+Workspace.__doc__ = "The evaluator's preallocated buffers (:func:`make_workspace`)."
+
+
+def make_data(Xt, y, w, loss_kind, tau) -> Data:
+    """The :data:`Data` record of feature-major ``Xt``, targets ``y`` and weights ``w``, scored by
+    the loss of code ``loss_kind`` (``tau`` its quantile level)."""
+    return Data(Xt, y, w, float(w.sum()), int(loss_kind), float(tau), bool(np.all(w == w[0])))
+
+
+def make_workspace(max_length: int, n_rows: int) -> Workspace:
     """Preallocated buffers for evaluating expressions of up to ``max_length`` nodes."""
     slots = max_length + 1
-    return (np.empty((slots + 1, n_rows)), np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=np.int64),
-            np.zeros(slots), np.arange(slots + 1, dtype=np.int64))
+    return Workspace(np.empty((slots + 1, n_rows)), np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=np.int64),
+                     np.zeros(slots), np.arange(slots + 1, dtype=np.int64))
 
 
 @njit(error_model="numpy")
@@ -260,11 +288,11 @@ def evaluate(ops, feats, vals, length, Xt, ws, out):
     kind = eval_tree(ops, feats, vals, length, Xt, ws)
     n = out.shape[0]
     if kind == KIND_SCALAR:
-        v = ws[3][0]
+        v = ws.sval[0]
         for i in range(n):
             out[i] = v
     else:
-        src = Xt[ws[2][0]] if kind == KIND_FEATURE else ws[0][ws[4][0]]
+        src = Xt[ws.ref[0]] if kind == KIND_FEATURE else ws.buf[ws.row[0]]
         for i in range(n):
             out[i] = src[i]
 
@@ -272,29 +300,29 @@ def evaluate(ops, feats, vals, length, Xt, ws, out):
 @njit
 def last_rows(Xt, ws):
     """The rows of the expression evaluated last in ``ws`` (a view; empty when it is a scalar)."""
-    kind = ws[1][0]
+    kind = ws.kind[0]
     if kind == KIND_FEATURE:
-        return Xt[ws[2][0]]
+        return Xt[ws.ref[0]]
     if kind == KIND_BUFFER:
-        return ws[0][ws[4][0]]
-    return ws[0][0][:0]
+        return ws.buf[ws.row[0]]
+    return ws.buf[0][:0]
 
 
 @njit(error_model="numpy")
 def tree_loss(ops, feats, vals, length, data, ws):
-    """Weighted mean loss of an expression on ``data = (Xt, y, w, wsum, loss_kind, tau)``.
+    """Weighted mean loss of an expression on ``data`` (a :data:`Data`).
 
     Returns ``inf`` when any prediction is NaN or infinite.
     """
-    Xt, y, w, wsum, loss_kind, tau = data
-    kind = eval_tree(ops, feats, vals, length, Xt, ws)
+    y, w, loss_kind, tau = data.y, data.w, data.loss_kind, data.tau
+    kind = eval_tree(ops, feats, vals, length, data.Xt, ws)
     if kind == KIND_SCALAR:
-        total = loss_of_scalar(ws[3][0], y, w, loss_kind, tau)
+        total = loss_of_scalar(ws.sval[0], y, w, loss_kind, tau)
     elif kind == KIND_FEATURE:
-        total = loss_of_rows(Xt[ws[2][0]], y, w, loss_kind, tau)
+        total = loss_of_rows(data.Xt[ws.ref[0]], y, w, loss_kind, tau)
     else:
-        total = loss_of_rows(ws[0][ws[4][0]], y, w, loss_kind, tau)
-    loss = total / wsum
+        total = loss_of_rows(ws.buf[ws.row[0]], y, w, loss_kind, tau)
+    loss = total / data.wsum
     if not (loss < np.inf):  # NaN or inf
         return np.inf
     return loss

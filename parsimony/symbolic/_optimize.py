@@ -149,7 +149,7 @@ def _solve_small(a, b, x):
 @njit(error_model="numpy")
 def reweighted_gauss_newton(positions, ops, feats, vals, length, data, ws, current_loss, iterations):
     """Improve the constants at ``positions`` in place by IRLS Gauss-Newton; return the loss."""
-    Xt, y, w, wsum, loss_kind, tau = data
+    Xt, y, w, loss_kind, tau = data.Xt, data.y, data.w, data.loss_kind, data.tau
     n = y.shape[0]
     k = positions.shape[0]
     base = np.empty(n)

@@ -11,6 +11,8 @@ share once instead of once per kernel called from Python (see ``parsimony/_numba
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._numba import njit
@@ -23,6 +25,28 @@ from ._scaling import pinball_line
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
 PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT = range(3)  # what run_phase does
+
+# records (named tuples: numba passes them to kernels, fields by name)
+Candidates = namedtuple("Candidates", [
+    "ops", "feats", "vals",  # (3, capacity) per candidate, its nodes
+    "length",                # (3,) its number of nodes
+    "loss",                  # (3,) its loss
+    "complexity",            # (3,) its complexity
+])
+Candidates.__doc__ = "The final front's candidates of one entry, as :func:`front_candidates` writes them."
+
+Front = namedtuple("Front", [
+    "ops", "feats", "vals",  # (max_length,) the entry: its first length[0] nodes (set by the caller)
+    "length",                # [0] its number of nodes
+    "loss",                  # [0] its loss on the data
+    "polish",                # [0] False: the entry's one candidate is itself, its loss computed
+    "state",                 # the random state of the polish (seeded by the caller, shared by the entries)
+    "settings",              # KernelSettings of the free offset (no parsimony: any gain counts)
+    "spare",                 # (ops, feats, vals) of maxsize + 2 nodes: the simplifier's output
+    "resid",                 # (rows,) residuals of the free offset
+    "out",                   # Candidates: what the call writes
+])
+Front.__doc__ = "The final front's working record: the entry the caller offers, and the buffers of its candidates."
 
 
 @njit
@@ -53,42 +77,41 @@ def _extended(ops, feats, vals, n_more):
 
 @njit
 def _record(out, k, ops, feats, vals, loss, weights):
-    """Store candidate ``k`` (its nodes, length, loss and complexity) in the output arrays."""
-    out_ops, out_feats, out_vals, out_len, out_loss, out_cplx = out
+    """Store candidate ``k`` (its nodes, length, loss and complexity) in the :data:`Candidates` ``out``."""
     n = ops.shape[0]
     for i in range(n):
-        out_ops[k, i], out_feats[k, i], out_vals[k, i] = ops[i], feats[i], vals[i]
-    out_len[k], out_loss[k], out_cplx[k] = n, loss, int(tree_complexity(ops, n, weights))
+        out.ops[k, i], out.feats[k, i], out.vals[k, i] = ops[i], feats[i], vals[i]
+    out.length[k], out.loss[k], out.complexity[k] = n, loss, int(tree_complexity(ops, n, weights))
 
 
 @njit
-def front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, params, resid, uniform_weights,
-                     scratch, out, polish):
-    """The final front's candidates from the expression ``(ops, feats, vals)`` (its whole
-    arrays; ``loss`` its loss on ``data``), in the order they are offered to the front.
+def front_candidates(front, data, ws, weights):
+    """The final front's candidates from the entry of the :data:`Front` ``front`` (its loss on
+    ``data``), in the order they are offered to the front; ``weights`` are the tokens' complexities.
 
     The candidates are the expression polished (:func:`_polish`); for a quantile loss, its
     exact loss-optimal line ``a + b f`` (:func:`~parsimony.symbolic._scaling.pinball_line`)
-    polished, when within ``maxsize`` and finite; its loss-optimal offset
-    (:func:`~parsimony.symbolic._engine.free_offset`, with ``params``) polished, when that
+    polished, when within ``settings.maxsize`` and finite; its loss-optimal offset
+    (:func:`~parsimony.symbolic._engine.free_offset`, with ``front.settings``) polished, when that
     lowers the loss. Without ``polish``, the one candidate is the expression as it is, with its
-    loss computed. ``scratch`` holds three arrays of ``maxsize + 2`` nodes for the simplifier,
-    ``out`` the arrays ``(ops, feats, vals)`` of shape ``(3, maxsize + 4)`` and ``(length,
-    loss, complexity)`` of shape ``(3,)`` that receive the candidates. Returns their number.
+    loss computed. They are written into ``front.out``; returns their number.
     """
-    Xt, y, w, wsum, loss_kind, tau = data
-    s_ops, s_feats, s_vals = scratch
-    if not polish:
-        _record(out, 0, ops, feats, vals, tree_loss(ops, feats, vals, ops.shape[0], data, ws), weights)
+    n = front.length[0]
+    ops, feats, vals = front.ops[:n], front.feats[:n], front.vals[:n]
+    out, settings, state = front.out, front.settings, front.state
+    s_ops, s_feats, s_vals = front.spare
+    Xt, y, w, loss_kind, tau = data.Xt, data.y, data.w, data.loss_kind, data.tau
+    if not front.polish[0]:
+        _record(out, 0, ops, feats, vals, tree_loss(ops, feats, vals, n, data, ws), weights)
         return 1
-    ops, feats, vals, loss = _polish(ops, feats, vals, loss, data, ws, state, s_ops, s_feats, s_vals)
+    ops, feats, vals, loss = _polish(ops, feats, vals, front.loss[0], data, ws, state, s_ops, s_feats, s_vals)
     _record(out, 0, ops, feats, vals, loss, weights)
     if not np.isfinite(loss):
         return 1
     k = 1
     n = ops.shape[0]
     extra = 2 * weights[CONST] + weights[MUL] + weights[ADD]  # of the line's four tokens
-    if loss_kind != LOSS_SQUARED and not tree_complexity(ops, n, weights) + extra > maxsize:
+    if loss_kind != LOSS_SQUARED and not tree_complexity(ops, n, weights) + extra > settings.maxsize:
         f = np.empty(y.shape[0])
         evaluate(ops, feats, vals, n, Xt, ws, f)
         a, b, total = pinball_line(f, y, w, tau if loss_kind == LOSS_PINBALL else 0.5)
@@ -104,8 +127,8 @@ def front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, 
                 k += 1
     ops2, feats2, vals2 = _extended(ops, feats, vals, 2)
     loss = tree_loss(ops2, feats2, vals2, n, data, ws)  # leaves f's values in ws for free_offset
-    n2, loss2, _ = free_offset(ops2, feats2, vals2, n, loss, int(tree_complexity(ops, n, weights)), data, ws, resid,
-                               uniform_weights, weights, n + 2, maxsize, params)
+    n2, loss2, _ = free_offset((ops2, feats2, vals2), n, loss, int(tree_complexity(ops, n, weights)), n + 2, data, ws,
+                               front.resid, weights, settings)
     if loss2 < loss:
         ops3, feats3, vals3, loss3 = _polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws,
                                              state, s_ops, s_feats, s_vals)
@@ -115,21 +138,17 @@ def front_candidates(ops, feats, vals, loss, data, ws, state, weights, maxsize, 
 
 
 @njit(error_model="numpy")
-def run_phase(phase, population, state, data, ws, grammar, mutation_weights, freq_global, freq_local, hof, front):
-    """One phase of the search: ``PHASE_INIT`` fills the population (:func:`init_population`,
-    returns 0), ``PHASE_EVOLVE`` runs one iteration of it (:func:`evolve_population`, returns the
-    evaluations used), ``PHASE_FRONT`` writes the final front's candidates of an expression
-    (:func:`front_candidates`, returns their number) for ``front = (ops, feats, vals, loss,
-    state, maxsize, params, resid, uniform_weights, scratch, out, polish)`` on ``data`` and
-    ``ws``, with the weights of ``grammar``. The other arguments are those of
-    :func:`evolve_population`.
+def run_phase(phase, population, data, ws, search, front):
+    """One phase of the search: ``PHASE_INIT`` fills the :data:`~parsimony.symbolic._engine.Population`
+    ``population`` (:func:`init_population`, returns 0), ``PHASE_EVOLVE`` runs one iteration of
+    it (:func:`evolve_population`, returns the evaluations used), ``PHASE_FRONT`` writes the final
+    front's candidates of the entry of ``front`` (:func:`front_candidates`, returns their number;
+    ``population`` unused). ``data`` is what they are scored on, ``ws`` the evaluator's workspace
+    and ``search`` the :data:`~parsimony.symbolic._engine.Search`.
     """
     if phase == PHASE_INIT:
-        init_population(population, state, data, ws, grammar, hof)
+        init_population(population, data, ws, search)
         return 0
     if phase == PHASE_EVOLVE:
-        return evolve_population(population, state, data, ws, grammar, mutation_weights, freq_global, freq_local,
-                                 hof)
-    ops, feats, vals, loss, front_state, maxsize, params, resid, uniform_weights, scratch, out, polish = front
-    return front_candidates(ops, feats, vals, loss, data, ws, front_state, grammar[2], maxsize, params, resid,
-                            uniform_weights, scratch, out, polish)
+        return evolve_population(population, data, ws, search)
+    return front_candidates(front, data, ws, search.grammar.weights)

@@ -19,16 +19,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._numba import compiled_kernels, precompile, restart_eta
-from ._engine import (
-    N_PARAMS, P_ADAPTIVE, P_BASELINE, P_CROSSOVER, P_FREE_OFFSET, P_LINEAR_SCALING, P_MAXSIZE, P_NCYCLES,
-    P_OPTIMIZE_EVALS, P_OPTIMIZE_PROBABILITY, P_OPTIMIZE_RESTARTS, P_PARSIMONY, P_PERTURBATION, P_SIMPLIFY,
-    P_TOURNAMENT_N, P_TOURNAMENT_P, simplify_tree,
-)
 from ..losses import loss_from_code
-from ._evaluator import evaluate, make_workspace, tree_loss
+from . import _engine
+from ._engine import Grammar, KernelSettings, Population, Search, kernel_settings, simplify_tree
+from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._optimize import optimize_constants
-from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, run_phase
+from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, Candidates, Front, run_phase
 from ._random import new_state
 
 FREQUENCY_WINDOW = 10_000.0
@@ -153,14 +150,15 @@ class Populations:
                    np.zeros(members, dtype=np.int64), [np.zeros(1, dtype=np.int64) for _ in range(n_pop)],
                    [new_state(int(s)) for s in seeds])
 
-    def kernel_args(self, p) -> tuple:
-        """Population ``p`` as the engine kernels' leading arguments: its record and random state."""
-        return ((self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p], self.complexity[p],
-                 self.birth[p], self.births[p]), self.random_states[p])
+    def record(self, p, freq_local, hof) -> Population:
+        """Population ``p`` as the kernels' :data:`~parsimony.symbolic._engine.Population`, with
+        its complexity counts ``freq_local`` and the hall of fame ``hof`` it offers candidates to."""
+        return Population(self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p], self.complexity[p],
+                          self.birth[p], self.births[p], self.random_states[p], freq_local, hof)
 
 
 @dataclass
-class HallOfFame:
+class HallsOfFame:
     """Per population, the best expression found at each complexity (``loss`` inf where none)."""
 
     ops: np.ndarray
@@ -175,8 +173,9 @@ class HallOfFame:
         return cls(np.zeros((*shape, max_length), dtype=np.int64), np.zeros((*shape, max_length), dtype=np.int64),
                    np.zeros((*shape, max_length)), np.zeros(shape, dtype=np.int64), np.full(shape, np.inf))
 
-    def kernel_args(self, p) -> tuple:
-        return self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p]
+    def record(self, p) -> _engine.HallOfFame:
+        """Population ``p``'s hall of fame as the kernels' :data:`~parsimony.symbolic._engine.HallOfFame`."""
+        return _engine.HallOfFame(self.ops[p], self.feats[p], self.vals[p], self.length[p], self.loss[p])
 
     def entry(self, p, c) -> tuple:
         return self.ops[p, c], self.feats[p, c], self.vals[p, c], self.length[p, c]
@@ -196,7 +195,7 @@ class SearchState:
     rng: np.random.Generator
     batch_rng: np.random.Generator | None
     populations: Populations
-    hall_of_fame: HallOfFame
+    hall_of_fame: HallsOfFame
     freq_global: np.ndarray
 
 
@@ -212,25 +211,11 @@ class SearchResult:
     state: SearchState | None = None
 
 
-def kernel_parameters(settings: SearchSettings, baseline: float) -> np.ndarray:
-    """The float parameter vector of the engine kernels (indices ``P_*`` of ``_engine.py``)."""
-    params = np.zeros(N_PARAMS)
-    params[P_MAXSIZE] = settings.maxsize
-    params[P_NCYCLES] = settings.ncycles_per_iteration
-    params[P_TOURNAMENT_N] = settings.tournament_selection_n
-    params[P_TOURNAMENT_P] = settings.tournament_selection_p
-    params[P_CROSSOVER] = settings.crossover_probability
-    params[P_PARSIMONY] = settings.parsimony
-    params[P_ADAPTIVE] = settings.adaptive_parsimony_scaling
-    params[P_OPTIMIZE_PROBABILITY] = settings.optimize_probability
-    params[P_OPTIMIZE_EVALS] = settings.optimizer_evaluations
-    params[P_OPTIMIZE_RESTARTS] = settings.optimizer_nrestarts
-    params[P_PERTURBATION] = settings.perturbation_factor
-    params[P_SIMPLIFY] = 1.0 if settings.should_simplify else 0.0
-    params[P_BASELINE] = baseline
-    params[P_FREE_OFFSET] = 1.0 if settings.free_offset else 0.0
-    params[P_LINEAR_SCALING] = 1.0 if settings.linear_scaling else 0.0
-    return params
+def search_kernel_settings(settings: SearchSettings, baseline: float) -> KernelSettings:
+    """The kernels' :data:`~parsimony.symbolic._engine.KernelSettings` of a search whose best
+    constant has the loss ``baseline``."""
+    return kernel_settings(**{name: getattr(settings, name) for name in KernelSettings._fields
+                              if name != "baseline"}, baseline=baseline)
 
 
 def _fresh_state(signature, digest, seed, settings, batch) -> SearchState:
@@ -240,7 +225,7 @@ def _fresh_state(signature, digest, seed, settings, batch) -> SearchState:
     populations = Populations.empty(n_pop, settings.population_size, maxsize,  # every token weighs >= 1
                                     rng.integers(0, 2**62, size=n_pop))
     batch_rng = np.random.default_rng(int(rng.integers(0, 2**62))) if batch is not None else None
-    return SearchState(signature, digest, rng, batch_rng, populations, HallOfFame.empty(n_pop, maxsize, maxsize),
+    return SearchState(signature, digest, rng, batch_rng, populations, HallsOfFame.empty(n_pop, maxsize, maxsize),
                        np.zeros(maxsize + 1))
 
 
@@ -252,14 +237,15 @@ class _Batches:
     def __init__(self, batch, data, state: SearchState, full_ws):
         self.batch, self.data, self.rng, self.full_ws = batch, data, state.batch_rng, full_ws
         hof = state.hall_of_fame
-        self.candidates = HallOfFame(np.zeros_like(hof.ops), np.zeros_like(hof.feats), np.zeros_like(hof.vals),
+        self.candidates = HallsOfFame(np.zeros_like(hof.ops), np.zeros_like(hof.feats), np.zeros_like(hof.vals),
                                      np.zeros_like(hof.length), np.full_like(hof.loss, np.inf))
 
     def draw(self, pop_data):
-        Xt, y, w, _, loss_kind, tau = self.data
+        data = self.data
         for q in range(len(pop_data)):
-            idx = np.sort(self.rng.choice(y.shape[0], size=self.batch, replace=False))
-            pop_data[q] = (np.ascontiguousarray(Xt[:, idx]), y[idx], w[idx], float(w[idx].sum()), loss_kind, tau)
+            idx = np.sort(self.rng.choice(data.y.shape[0], size=self.batch, replace=False))
+            pop_data[q] = make_data(np.ascontiguousarray(data.Xt[:, idx]), data.y[idx], data.w[idx], data.loss_kind,
+                                    data.tau)
 
     @staticmethod
     def rescore(populations: Populations, pop_data, ws):
@@ -268,7 +254,7 @@ class _Batches:
                 populations.loss[q, i] = tree_loss(populations.ops[q, i], populations.feats[q, i],
                                                    populations.vals[q, i], populations.length[q, i], pop_data[q], ws)
 
-    def merge_candidates(self, hof: HallOfFame):
+    def merge_candidates(self, hof: HallsOfFame):
         cand = self.candidates
         for q in range(cand.loss.shape[0]):
             for c in np.flatnonzero(np.isfinite(cand.loss[q])):
@@ -280,57 +266,53 @@ class _Batches:
 
 
 class _Evolution:
-    """One run of the search over a :class:`SearchState`: what stays fixed (data, kernel
-    tables, workspaces) and the steps of an iteration."""
+    """One run of the search over a :class:`SearchState`: what stays fixed (data, the kernels'
+    :data:`~parsimony.symbolic._engine.Search`, workspaces, the final front's record) and the
+    steps of an iteration."""
 
-    def __init__(self, state: SearchState, data, grammar, mutation_weights, settings: SearchSettings, batch):
+    def __init__(self, state: SearchState, data, search: Search, settings: SearchSettings, batch):
         n_pop = settings.populations
-        self.state, self.data, self.grammar, self.mutation_weights = state, data, grammar, mutation_weights
+        self.state, self.data, self.search = state, data, search
         self.n_jobs = max(1, min(settings.n_jobs, n_pop))
-        n, max_length = data[1].shape[0], settings.maxsize
+        n, max_length = data.y.shape[0], settings.maxsize
         self.workspaces = [make_workspace(max_length, batch if batch is not None else n) for _ in range(self.n_jobs)]
         self.full_ws = self.workspaces[0] if batch is None else make_workspace(max_length, n)
         self.pop_data = [data] * n_pop
         self.freq_local = np.zeros((n_pop, settings.maxsize + 1))
         self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws)
         self.maxsize = settings.maxsize
-        # the buffers of the final front's candidates (run_phase, PHASE_FRONT); an entry and the line a + b f around it
-        cap = state.hall_of_fame.ops.shape[-1] + 4
-        self.front_out = (np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
-                          np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64))
-        self.front_scratch = tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-        self.front_resid, self.front_uniform = np.empty(n), bool(np.all(data[2] == data[2][0]))
-        self.idle_front = self.front_args(*(np.zeros(0, dtype=t) for t in (np.int64, np.int64, np.float64)), 0.0,
-                                          new_state(0), np.zeros(N_PARAMS), False)
+        # the final front's record (run_phase, PHASE_FRONT); its candidates: an entry and the line a + b f around it
+        entry, cap = state.hall_of_fame.ops.shape[-1], state.hall_of_fame.ops.shape[-1] + 4
+        self.front = Front(
+            np.empty(entry, dtype=np.int64), np.empty(entry, dtype=np.int64), np.empty(entry),
+            np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1, dtype=bool), new_state(0),
+            kernel_settings(self.maxsize, search.settings.baseline),  # no parsimony: offer any gain
+            tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64)), np.empty(n),
+            Candidates(np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
+                       np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64)))
 
-    def _hof_args(self, p):
-        hof = self.state.hall_of_fame if self.batches is None else self.batches.candidates
-        return hof.kernel_args(p)
+    def population(self, p) -> Population:
+        """Population ``p``'s kernel record; its candidates go to the hall of fame, or to the
+        batch candidates when batching."""
+        hofs = self.state.hall_of_fame if self.batches is None else self.batches.candidates
+        return self.state.populations.record(p, self.freq_local[p], hofs.record(p))
 
-    def kernel_args(self, p, j, phase=PHASE_EVOLVE):
-        """The arguments of ``run_phase`` for population ``p`` on worker ``j`` (``PHASE_EVOLVE``
-        or ``PHASE_INIT``)."""
-        return phase, *self.state.populations.kernel_args(p), self.pop_data[p], self.workspaces[j], self.grammar, \
-            self.mutation_weights, self.state.freq_global, self.freq_local[p], self._hof_args(p), self.idle_front
+    def run_phase(self, phase, p, j):
+        """``run_phase`` (``PHASE_INIT`` or ``PHASE_EVOLVE``) for population ``p`` on worker ``j``."""
+        return run_phase(phase, self.population(p), self.pop_data[p], self.workspaces[j], self.search, self.front)
 
-    def front_args(self, ops, feats, vals, loss, state, params, polish=True):
-        """The ``front`` argument of ``run_phase`` (``PHASE_FRONT``) for the expression ``(ops, feats,
-        vals)`` of loss ``loss``; the candidates are written into ``self.front_out``, and the
-        arrays are copies when ``polish`` (they are changed in place)."""
-        return (ops, feats, vals, float(loss), state, int(self.maxsize), params, self.front_resid, self.front_uniform,
-                self.front_scratch, self.front_out, bool(polish))
+    def front_candidates(self, ops, feats, vals, loss, polish=True):
+        """The final front's candidates of the expression ``(ops, feats, vals)`` of loss ``loss``
+        on all rows (``run_phase``, ``PHASE_FRONT``), as ``(loss, complexity, ops, feats, vals)``."""
+        front, n = self.front, len(ops)
+        front.ops[:n], front.feats[:n], front.vals[:n] = ops, feats, vals
+        front.length[0], front.loss[0], front.polish[0] = n, loss, polish
+        out = front.out
+        for i in range(run_phase(PHASE_FRONT, self.population(0), self.data, self.full_ws, self.search, front)):
+            length = int(out.length[i])
+            yield (float(out.loss[i]), int(out.complexity[i]), *(a[i, :length].copy() for a in out[:3]))
 
-    def front_candidates(self, front):
-        """The final front's candidates of ``front`` (:meth:`front_args`) on all rows, as
-        ``(loss, complexity, ops, feats, vals)``."""
-        args = list(self.kernel_args(0, 0, PHASE_FRONT))
-        args[3], args[4], args[-1] = self.data, self.full_ws, front
-        out = self.front_out
-        for i in range(run_phase(*args)):
-            length = int(out[3][i])
-            yield (float(out[4][i]), int(out[5][i]), *(a[i, :length].copy() for a in out[:3]))
-
-    def compile_kernels(self, weights, maxsize):
+    def compile_kernels(self, maxsize):
         """Compile (or load from numba's cache) the kernels of the search and of its final front
         before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
         types the search passes them.
@@ -340,22 +322,22 @@ class _Evolution:
         compiles it; on a cold cache a helper process compiles meanwhile the simplifier and the
         constant optimiser (which ``run_phase`` then links instead of compiling them: the
         simplifier first, as its typing reaches it before the optimiser), then ``evaluate``."""
-        Xt, y, w, _, _, _ = data = self.data
+        data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
         ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
         ws, state = self.full_ws, new_state(0)
-        precompile([(run_phase, self.kernel_args(0, 0), "main"),
+        precompile([(run_phase, (PHASE_EVOLVE, self.population(0), data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
-                    (evaluate, (ops, feats, vals, n, Xt, ws, np.empty(y.shape[0])), "helper")])
+                    (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
 
     def initialise(self):
         if self.batches is not None:
             self.batches.draw(self.pop_data)
         for p in range(len(self.pop_data)):
-            run_phase(*self.kernel_args(p, 0, PHASE_INIT))
+            self.run_phase(PHASE_INIT, p, 0)
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
 
@@ -378,10 +360,10 @@ class _Evolution:
         """Evolve populations ``j, j + n_jobs, ...`` once on worker ``j``; returns the evaluations."""
         evals = 0
         for p in range(j, len(self.pop_data), self.n_jobs):
-            evals += run_phase(*self.kernel_args(p, j))
+            evals += self.run_phase(PHASE_EVOLVE, p, j)
         return evals
 
-    def sync(self, settings, params):
+    def sync(self, settings):
         """The deterministic sync point: merge batch candidates, update frequencies, migrate."""
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
@@ -391,7 +373,8 @@ class _Evolution:
         total = freq_global.sum()
         if total > FREQUENCY_WINDOW:
             freq_global *= FREQUENCY_WINDOW / total
-        _migrate(self.state.rng, settings, params, self.state.populations, self.state.hall_of_fame)
+        _migrate(self.state.rng, settings, self.search.settings.baseline, self.state.populations,
+                 self.state.hall_of_fame)
 
 
 def _progress_bar(settings):
@@ -416,8 +399,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(w, dtype=np.float64)
-    data = (Xt, y, w, float(w.sum()), int(loss_kind), float(tau))
-    params = kernel_parameters(settings, constant_baseline(y, w, loss_kind, tau))
+    data = make_data(Xt, y, w, loss_kind, tau)
     feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
     batch = settings.batch_rows(n)
     signature = (d, settings.maxsize, settings.populations, settings.population_size,
@@ -427,12 +409,13 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     warm = resume is not None and resume.signature == signature
     # a resumed search works on a copy: the caller's state stays as it was
     state = copy.deepcopy(resume) if warm else _fresh_state(signature, digest, seed, settings, batch)
-    run = _Evolution(state, data, (binops, unops, weights, params, feature_cdf),
-                     _mutation_vector(settings.mutation_weights), settings, batch)
+    search = Search(Grammar(binops, unops, weights, feature_cdf), _mutation_vector(settings.mutation_weights),
+                    search_kernel_settings(settings, constant_baseline(y, w, loss_kind, tau)), state.freq_global)
+    run = _Evolution(state, data, search, settings, batch)
     # the time limit is on the search: a step that compiled kernels (a first fit in a fresh
     # process) does not count, or a 4 s limit would end the search after its first iteration
     compiled, step_start, compiling = compiled_kernels(), time.perf_counter(), 0.0
-    run.compile_kernels(weights, settings.maxsize)
+    run.compile_kernels(settings.maxsize)
     if not warm:
         run.initialise()
     elif resume.data_digest != digest:
@@ -456,7 +439,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             else:
                 evaluations += sum(executor.map(run.evolve_job, range(run.n_jobs)))
             iterations += 1
-            run.sync(settings, params)
+            run.sync(settings)
             compiled_now = compiled_kernels() > compiled
             if compiled_now:  # a step that compiled kernels tells nothing of the ETA or the time limit
                 compiled, compiling = compiled_kernels(), compiling + time.perf_counter() - step_start
@@ -477,14 +460,14 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
 
     # the front's seed comes from a copy of rng, so a resumed search draws what one long search would
     front = _final_front(run, state.hall_of_fame, data, weights, settings.maxsize,
-                         int(copy.deepcopy(state.rng).integers(0, 2**62)), params[P_BASELINE])
+                         int(copy.deepcopy(state.rng).integers(0, 2**62)), search.settings.baseline)
     return SearchResult(front, status, int(evaluations), iterations, time.perf_counter() - start_time, state)
 
 
-def _migrate(rng, settings, params, pops: Populations, hof: HallOfFame):
+def _migrate(rng, settings, baseline, pops: Populations, hof: HallsOfFame):
     """Replace random members by the best of other populations and by hall-of-fame members."""
     n_pop, size = pops.length.shape
-    cost = pops.loss / params[P_BASELINE] + params[P_PARSIMONY] * pops.complexity
+    cost = pops.loss / baseline + settings.parsimony * pops.complexity
     topn = min(settings.topn, size)
     pool = [(p, int(i)) for p in range(n_pop) for i in np.argsort(cost[p], kind="stable")[:topn]
             if np.isfinite(pops.loss[p, i])]
@@ -512,21 +495,16 @@ def _migrate(rng, settings, params, pops: Populations, hof: HallOfFame):
 FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this fraction
 
 
-def _final_front(run: _Evolution, hof: HallOfFame, data, weights, maxsize, seed, baseline):
+def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
     the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
     is calibrated (its training coverage is ``tau`` up to ties), which the model selection uses.
     """
-    y, w = data[1], data[2]
-    state = new_state(seed)
+    y, w = data.y, data.w
+    run.front.state[:] = new_state(seed)
     best: dict[int, tuple] = {}
-    params = np.zeros(N_PARAMS)
-    params[P_BASELINE], params[P_MAXSIZE] = baseline, maxsize  # parsimony 0: offer any gain
-
-    def candidates(ops, feats, vals, loss, polish=True):
-        return run.front_candidates(run.front_args(ops, feats, vals, loss, state, params, polish))
 
     def offer(loss, cplx, ops, feats, vals):
         if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or loss < best[cplx][0]):
@@ -540,14 +518,14 @@ def _final_front(run: _Evolution, hof: HallOfFame, data, weights, maxsize, seed,
             continue
         lowest = merged[c]
         length = int(hof.length[p, c])
-        for entry in candidates(hof.ops[p, c, :length].copy(), hof.feats[p, c, :length].copy(),
-                                hof.vals[p, c, :length].copy(), float(hof.loss[p, c])):
+        for entry in run.front_candidates(hof.ops[p, c, :length], hof.feats[p, c, :length], hof.vals[p, c, :length],
+                                          float(hof.loss[p, c])):
             offer(*entry)
     # the best constant exactly (a weighted quantile for the pinball loss), not as near as the
     # optimiser got: the simplest row of the front is never worse than the constant
-    value = np.array([loss_from_code(data[4], data[5]).optimal_constant(y, w)])
-    (exact, _, *const), = candidates(np.array([CONST], dtype=np.int64), np.zeros(1, dtype=np.int64), value, 0.0,
-                                     polish=False)
+    value = np.array([loss_from_code(data.loss_kind, data.tau).optimal_constant(y, w)])
+    (exact, _, *const), = run.front_candidates(np.array([CONST], dtype=np.int64), np.zeros(1, dtype=np.int64), value,
+                                               0.0, polish=False)
     k = int(weights[CONST])
     if k <= maxsize and np.isfinite(exact) and (k not in best or exact <= best[k][0] * (1 + 1e-12) + 1e-300):
         best[k] = (exact, *const)

@@ -6,7 +6,7 @@ import pytest
 from parsimony.losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
 from parsimony.symbolic import _engine as G
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._evaluator import make_workspace, tree_loss
+from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss
 from parsimony.symbolic._random import new_state, normal, randint, uniform
 
 from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, random_expressions, reference_eval
@@ -69,15 +69,13 @@ def test_subtree_start():
 def test_every_mutation_yields_valid_trees(kind):
     state = new_state(11)
     cap = 64
-    params = np.zeros(G.N_PARAMS)
-    params[G.P_MAXSIZE] = 20
-    params[G.P_PERTURBATION] = 0.076
+    search = G.Search(G.Grammar(ALL_BINARY, ALL_UNARY, WEIGHTS, UNIFORM_3), np.ones(len(G.MUTATION_NAMES)),
+                      G.kernel_settings(20, 1.0, perturbation_factor=0.076), np.zeros(21))
     out = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     tmp = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     changed = 0
     for ops, feats, vals in random_expressions(200, 3, seed=kind):
-        n = G._mutate(kind, (ops, feats, vals), len(ops), out, tmp, cap, state,
-                     (ALL_BINARY, ALL_UNARY, WEIGHTS, params, UNIFORM_3))
+        n = G._mutate(kind, (ops, feats, vals), len(ops), out, tmp, cap, state, search)
         if n < 0:  # not applicable (e.g. no constant to mutate)
             continue
         assert _is_valid(out[0][:n], 3, out[1][:n])
@@ -127,31 +125,30 @@ def test_simplify_rules(tokens, expected):
     np.testing.assert_allclose(reference_eval(*(a[:n] for a in out), X), reference_eval(ops, feats, vals, X))
 
 
-@pytest.mark.parametrize("free_offset", [0.0, 1.0])
+@pytest.mark.parametrize("free_offset", [False, True])
 def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 2))
     y = X[:, 0] * 2 + 1
     size, L, maxsize = 12, 10, 10
-    params = np.zeros(G.N_PARAMS)
-    params[[G.P_MAXSIZE, G.P_NCYCLES, G.P_TOURNAMENT_N, G.P_TOURNAMENT_P, G.P_CROSSOVER, G.P_PARSIMONY,
-            G.P_ADAPTIVE, G.P_OPTIMIZE_PROBABILITY, G.P_OPTIMIZE_EVALS, G.P_OPTIMIZE_RESTARTS, G.P_PERTURBATION,
-            G.P_SIMPLIFY, G.P_BASELINE]] = [maxsize, 20, 5, 0.86, 0.1, 0.003, 20, 0.3, 30, 1, 0.076, 1, 1.0]
-    params[G.P_FREE_OFFSET] = free_offset
-    pop = (np.zeros((size, L), np.int64), np.zeros((size, L), np.int64), np.zeros((size, L)),
-           np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
-           np.zeros(1, np.int64))
-    state = new_state(3)
-    ws = make_workspace(L, 60)
-    data = (np.ascontiguousarray(X.T), y, np.ones(60), 60.0, LOSS_PINBALL, 0.5)
-    hof = (np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L)),
-           np.zeros(maxsize + 1, np.int64), np.full(maxsize + 1, np.inf))
-    binops, unops = np.array([E.ADD, E.MUL], np.int64), np.array([E.COS], np.int64)
-    grammar = (binops, unops, WEIGHTS, params, UNIFORM_2)
-    G.init_population(pop, state, data, ws, grammar, hof)
-    weights = np.ones(len(G.MUTATION_NAMES))
+    settings = G.kernel_settings(
+        maxsize, 1.0, ncycles_per_iteration=20, tournament_selection_n=5, tournament_selection_p=0.86,
+        crossover_probability=0.1, parsimony=0.003, adaptive_parsimony_scaling=20, optimize_probability=0.3,
+        optimizer_evaluations=30, optimizer_nrestarts=1, perturbation_factor=0.076, should_simplify=True,
+        free_offset=free_offset)
+    hof = G.HallOfFame(np.zeros((maxsize + 1, L), np.int64), np.zeros((maxsize + 1, L), np.int64),
+                       np.zeros((maxsize + 1, L)), np.zeros(maxsize + 1, np.int64), np.full(maxsize + 1, np.inf))
     freq_local = np.zeros(maxsize + 1)
-    evals = G.evolve_population(pop, state, data, ws, grammar, weights, np.zeros(maxsize + 1), freq_local, hof)
+    pop = G.Population(np.zeros((size, L), np.int64), np.zeros((size, L), np.int64), np.zeros((size, L)),
+                       np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
+                       np.zeros(1, np.int64), new_state(3), freq_local, hof)
+    ws = make_workspace(L, 60)
+    data = make_data(np.ascontiguousarray(X.T), y, np.ones(60), LOSS_PINBALL, 0.5)
+    binops, unops = np.array([E.ADD, E.MUL], np.int64), np.array([E.COS], np.int64)
+    search = G.Search(G.Grammar(binops, unops, WEIGHTS, UNIFORM_2), np.ones(len(G.MUTATION_NAMES)), settings,
+                      np.zeros(maxsize + 1))
+    G.init_population(pop, data, ws, search)
+    evals = G.evolve_population(pop, data, ws, search)
     assert evals > 20 * 2 and freq_local.sum() > 0
     pop_ops, pop_feats, pop_vals, pop_len, pop_loss, pop_cplx = pop[:6]
     for i in range(size):
@@ -159,11 +156,11 @@ def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
         assert _is_valid(pop_ops[i, :n], 2, pop_feats[i, :n])
         assert pop_cplx[i] == n <= maxsize
         assert pop_loss[i] == pytest.approx(tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], n, data, ws), rel=1e-12)
-    finite = np.isfinite(hof[4])
-    assert finite.any() and hof[4][finite].min() <= pop_loss.min()
+    finite = np.isfinite(hof.loss)
+    assert finite.any() and hof.loss[finite].min() <= pop_loss.min()
     for c in np.flatnonzero(finite):
-        n = hof[3][c]
-        assert n == c and hof[4][c] == pytest.approx(tree_loss(hof[0][c], hof[1][c], hof[2][c], n, data, ws))
+        n = hof.length[c]
+        assert n == c and hof.loss[c] == pytest.approx(tree_loss(hof.ops[c], hof.feats[c], hof.vals[c], n, data, ws))
 
 
 def test_select_kth_matches_sorting():
@@ -178,17 +175,16 @@ def test_select_kth_matches_sorting():
 @pytest.mark.parametrize("loss_kind, tau", [(LOSS_PINBALL, 0.1), (LOSS_PINBALL, 0.5), (LOSS_PINBALL, 0.9),
                                             (LOSS_ABSOLUTE, 0.5), (LOSS_SQUARED, 0.5)])
 @pytest.mark.parametrize("weighted", [False, True])
-@pytest.mark.parametrize("scaling", [0.0, 1.0])
+@pytest.mark.parametrize("scaling", [False, True])
 def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau, weighted, scaling):
     rng = np.random.default_rng(int(tau * 10) + weighted + 7 * loss_kind)
     n, maxsize = 50, 15
     X = rng.normal(size=(n, 2))
     y = X[:, 0] ** 2 + 3.0 + rng.normal(size=n)
     w = rng.uniform(0.2, 2.0, n) if weighted else np.ones(n)
-    data = (np.ascontiguousarray(X.T), y, w, float(w.sum()), loss_kind, tau)
+    data = make_data(np.ascontiguousarray(X.T), y, w, loss_kind, tau)
     ws = make_workspace(2 * maxsize + 4, n)
-    params = np.zeros(G.N_PARAMS)
-    params[G.P_BASELINE], params[G.P_PARSIMONY], params[G.P_LINEAR_SCALING] = 1.0, 0.0, scaling
+    settings = G.kernel_settings(maxsize, 1.0, linear_scaling=scaling)
     if loss_kind == LOSS_PINBALL:
         def loss_of(r):
             return np.sum(w * r * (tau - (r < 0))) / w.sum()
@@ -210,8 +206,8 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau
             continue
         pred = reference_eval(ops, feats, vals, X)
         cplx = int(WEIGHTS[ops].sum())
-        new_len, new_loss, new_cplx = G.free_offset(*o, length, loss, cplx, data, ws, np.empty(n), not weighted,
-                                                    WEIGHTS, cap, maxsize, params)
+        new_len, new_loss, new_cplx = G.free_offset(tuple(o), length, loss, cplx, cap, data, ws, np.empty(n),
+                                                    WEIGHTS, settings)
         assert new_loss <= loss
         assert new_cplx == int(WEIGHTS[o[0][:new_len]].sum()) <= maxsize
         assert new_loss == pytest.approx(tree_loss(*o, new_len, data, ws), rel=1e-12, abs=1e-12)
@@ -238,10 +234,9 @@ def test_linear_scaling_reaches_an_exact_line_and_counts_its_tokens(form, tau):
     n, maxsize = 64, 20
     x = rng.normal(size=n)
     y = 3.0 - 2.0 * x
-    data = (np.ascontiguousarray(x[None, :]), y, np.ones(n), float(n), LOSS_PINBALL, tau)
+    data = make_data(np.ascontiguousarray(x[None, :]), y, np.ones(n), LOSS_PINBALL, tau)
     ws = make_workspace(2 * maxsize + 4, n)
-    params = np.zeros(G.N_PARAMS)
-    params[G.P_BASELINE], params[G.P_PARSIMONY], params[G.P_LINEAR_SCALING] = 1.0, 0.001, 1.0
+    settings = G.kernel_settings(maxsize, 1.0, parsimony=0.001, linear_scaling=True)
     C, V = E.CONST, E.VAR
     postfix = {"x": [(V, 0)], "c*x": [(C, 0.7), (V, 0), (E.MUL, 0)], "x*c": [(V, 0), (C, 0.7), (E.MUL, 0)],
                "x+k": [(V, 0), (C, 5.0), (E.ADD, 0)], "k+x": [(C, 5.0), (V, 0), (E.ADD, 0)],
@@ -257,20 +252,20 @@ def test_linear_scaling_reaches_an_exact_line_and_counts_its_tokens(form, tau):
     cplx = int(WEIGHTS[ops[:length]].sum())
     loss = tree_loss(ops, feats, vals, length, data, ws)
     assert loss > 0.1
-    new_len, new_loss, new_cplx = G.free_offset(ops, feats, vals, length, loss, cplx, data, ws, np.empty(n), True,
-                                                WEIGHTS, cap, maxsize, params)
+    new_len, new_loss, new_cplx = G.free_offset((ops, feats, vals), length, loss, cplx, cap, data, ws, np.empty(n),
+                                                WEIGHTS, settings)
     assert new_loss == pytest.approx(0.0, abs=1e-12)
     assert new_loss == pytest.approx(tree_loss(ops, feats, vals, new_len, data, ws), abs=1e-12)
     has_scale = "c" in form
     has_offset = "k" in form
     assert new_len == length + 2 * (not has_scale) + 2 * (not has_offset)
     assert new_cplx == int(WEIGHTS[ops[:new_len]].sum()) == cplx + new_len - length
-    params[G.P_LINEAR_SCALING] = 0.0  # the offset alone cannot fit a slope of -2
+    settings = settings._replace(linear_scaling=False)  # the offset alone cannot fit a slope of -2
     ops[:length] = [op for op, _ in postfix]
     vals[:length] = [v if op == C else 0.0 for op, v in postfix]
     loss = tree_loss(ops, feats, vals, length, data, ws)
-    _, offset_loss, _ = G.free_offset(ops, feats, vals, length, loss, cplx, data, ws, np.empty(n), True, WEIGHTS, cap,
-                                      maxsize, params)
+    _, offset_loss, _ = G.free_offset((ops, feats, vals), length, loss, cplx, cap, data, ws, np.empty(n), WEIGHTS,
+                                      settings)
     assert offset_loss > 0.1
 
 

@@ -7,14 +7,14 @@ from parsimony.losses import LOSS_PINBALL
 from parsimony.metrics import pinball_loss
 from parsimony.symbolic import Absolute, Pinball, Squared
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._evaluator import make_workspace, tree_loss
+from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss
 from parsimony.symbolic._optimize import optimize_constants
 from parsimony.symbolic._random import new_state
 
 
 def _setup(tokens, X, y, tau):
     ops, feats, vals = E.from_tokens(tokens)
-    data = (np.ascontiguousarray(X.T), y, np.ones(len(y)), float(len(y)), LOSS_PINBALL, tau)
+    data = make_data(np.ascontiguousarray(X.T), y, np.ones(len(y)), LOSS_PINBALL, tau)
     ws = make_workspace(len(ops), len(y))
     return ops, feats, vals, data, ws
 
