@@ -149,8 +149,10 @@ def tree_complexity(ops, length, weights):
 
 
 @njit
-def _copy(src_ops, src_feats, src_vals, s, e, dst_ops, dst_feats, dst_vals, at):
-    """Copy nodes ``s..e-1`` of the source to position ``at`` of the destination."""
+def _copy(src, s, e, dst, at):
+    """Copy nodes ``s..e-1`` of the expression ``src = (ops, feats, vals)`` to position ``at`` of ``dst``."""
+    src_ops, src_feats, src_vals = src
+    dst_ops, dst_feats, dst_vals = dst
     for t in range(e - s):
         dst_ops[at + t] = src_ops[s + t]
         dst_feats[at + t] = src_feats[s + t]
@@ -179,7 +181,9 @@ def sample_feature(state, feature_cdf):
 
 
 @njit
-def _random_leaf(ops, feats, vals, at, state, feature_cdf):
+def _random_leaf(out, at, state, feature_cdf):
+    """Write a random leaf (a constant or a feature, even odds) at node ``at`` of ``out``."""
+    ops, feats, vals = out
     if uniform(state) < 0.5:
         _set(ops, feats, vals, at, CONST, 0, normal(state))
     else:
@@ -187,7 +191,8 @@ def _random_leaf(ops, feats, vals, at, state, feature_cdf):
 
 
 @njit
-def _random_operator(state, binops, unops):
+def _random_operator(state, grammar):
+    binops, unops = grammar.binops, grammar.unops
     nb = binops.shape[0]
     nu = unops.shape[0]
     k = randint(state, nb + nu)
@@ -222,13 +227,17 @@ def _count(ops, length, mode):
 
 
 # ---------------------------------------------------------------------------------- mutations
+# Each writes a mutation of ``parent = (ops, feats, vals)`` (its first ``length`` nodes) into
+# ``out`` (arrays of ``cap`` nodes) and returns the new length, or -1 when it does not apply.
 @njit(error_model="numpy")
-def _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, perturbation):
+def _mutate_constant(parent, length, out, state, perturbation):
+    ops = parent[0]
     n = _count(ops, length, 0)
     if n == 0:
         return -1
     i = _nth(ops, length, 0, randint(state, n))
-    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
+    _copy(parent, 0, length, out, 0)
+    o_vals = out[2]
     max_change = perturbation + 1.1
     factor = max_change ** uniform(state)
     if uniform(state) < 0.5:
@@ -241,55 +250,57 @@ def _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state, pe
 
 
 @njit
-def _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, binops, unops):
+def _mutate_operator(parent, length, out, state, grammar):
+    ops = parent[0]
     n = _count(ops, length, 1)
     if n == 0:
         return -1
     i = _nth(ops, length, 1, randint(state, n))
-    choices = binops if ARITY[ops[i]] == 2 else unops
+    choices = grammar.binops if ARITY[ops[i]] == 2 else grammar.unops
     if choices.shape[0] < 2:
         return -1
-    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
-    o_ops[i] = choices[randint(state, choices.shape[0])]
+    _copy(parent, 0, length, out, 0)
+    out[0][i] = choices[randint(state, choices.shape[0])]
     return length
 
 
 @njit
-def _mutate_feature(ops, feats, vals, length, o_ops, o_feats, o_vals, state, feature_cdf):
+def _mutate_feature(parent, length, out, state, grammar):
     """Point one feature leaf at another feature (the mutation fails if the draw repeats it)."""
+    ops, feats, _ = parent
     n = _count(ops, length, 5)
     if n == 0:
         return -1
     i = _nth(ops, length, 5, randint(state, n))
-    j = sample_feature(state, feature_cdf)
+    j = sample_feature(state, grammar.feature_cdf)
     if j == feats[i]:
         return -1
-    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
-    o_feats[i] = j
+    _copy(parent, 0, length, out, 0)
+    out[1][i] = j
     return length
 
 
 @njit
-def _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
+def _swap_operands(parent, length, out, state):
+    ops = parent[0]
     n = _count(ops, length, 2)
     if n == 0:
         return -1
     i = _nth(ops, length, 2, randint(state, n))
     right = subtree_start(ops, i - 1)
     left = subtree_start(ops, right - 1)
-    _copy(ops, feats, vals, 0, left, o_ops, o_feats, o_vals, 0)
-    _copy(ops, feats, vals, right, i, o_ops, o_feats, o_vals, left)
-    _copy(ops, feats, vals, left, right, o_ops, o_feats, o_vals, left + i - right)
-    _copy(ops, feats, vals, i, length, o_ops, o_feats, o_vals, i)
+    _copy(parent, 0, left, out, 0)
+    _copy(parent, right, i, out, left)
+    _copy(parent, left, right, out, left + i - right)
+    _copy(parent, i, length, out, i)
     return length
 
 
 @njit
-def _wrap_subtree(ops, feats, vals, length, s, e, o_ops, o_feats, o_vals, cap, state, binops, unops,
-                  feature_cdf, new_leaves):
+def _wrap_subtree(parent, length, s, e, out, cap, state, grammar, new_leaves):
     """Put a random operator above nodes ``s..e``; with ``new_leaves`` the subtree is replaced
     by fresh random leaves (PySR's append at a leaf), otherwise it becomes an operand."""
-    op = _random_operator(state, binops, unops)
+    op = _random_operator(state, grammar)
     arity = ARITY[op]
     if new_leaves:
         new_length = length - (e - s + 1) + arity + 1
@@ -297,49 +308,47 @@ def _wrap_subtree(ops, feats, vals, length, s, e, o_ops, o_feats, o_vals, cap, s
         new_length = length + arity
     if new_length > cap:
         return -1
-    _copy(ops, feats, vals, 0, s, o_ops, o_feats, o_vals, 0)
+    _copy(parent, 0, s, out, 0)
     at = s
     if new_leaves:
         for _ in range(arity):
-            _random_leaf(o_ops, o_feats, o_vals, at, state, feature_cdf)
+            _random_leaf(out, at, state, grammar.feature_cdf)
             at += 1
     elif arity == 1 or uniform(state) < 0.5:  # subtree on the left (or the only operand)
-        _copy(ops, feats, vals, s, e + 1, o_ops, o_feats, o_vals, at)
+        _copy(parent, s, e + 1, out, at)
         at += e - s + 1
         if arity == 2:
-            _random_leaf(o_ops, o_feats, o_vals, at, state, feature_cdf)
+            _random_leaf(out, at, state, grammar.feature_cdf)
             at += 1
     else:
-        _random_leaf(o_ops, o_feats, o_vals, at, state, feature_cdf)
+        _random_leaf(out, at, state, grammar.feature_cdf)
         at += 1
-        _copy(ops, feats, vals, s, e + 1, o_ops, o_feats, o_vals, at)
+        _copy(parent, s, e + 1, out, at)
         at += e - s + 1
-    _set(o_ops, o_feats, o_vals, at, op, 0, 0.0)
+    _set(out[0], out[1], out[2], at, op, 0, 0.0)
     at += 1
-    _copy(ops, feats, vals, e + 1, length, o_ops, o_feats, o_vals, at)
+    _copy(parent, e + 1, length, out, at)
     return new_length
 
 
 @njit
-def _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, feature_cdf):
+def _add_node(parent, length, out, cap, state, grammar):
     if uniform(state) < 0.5:  # prepend at the root
-        return _wrap_subtree(ops, feats, vals, length, 0, length - 1, o_ops, o_feats, o_vals, cap, state,
-                             binops, unops, feature_cdf, False)
-    n = _count(ops, length, 3)
-    i = _nth(ops, length, 3, randint(state, n))
-    return _wrap_subtree(ops, feats, vals, length, i, i, o_ops, o_feats, o_vals, cap, state, binops, unops,
-                         feature_cdf, True)
+        return _wrap_subtree(parent, length, 0, length - 1, out, cap, state, grammar, False)
+    n = _count(parent[0], length, 3)
+    i = _nth(parent[0], length, 3, randint(state, n))
+    return _wrap_subtree(parent, length, i, i, out, cap, state, grammar, True)
 
 
 @njit
-def _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, feature_cdf):
+def _insert_node(parent, length, out, cap, state, grammar):
     i = randint(state, length)
-    return _wrap_subtree(ops, feats, vals, length, subtree_start(ops, i), i, o_ops, o_feats, o_vals, cap,
-                         state, binops, unops, feature_cdf, False)
+    return _wrap_subtree(parent, length, subtree_start(parent[0], i), i, out, cap, state, grammar, False)
 
 
 @njit
-def _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
+def _delete_node(parent, length, out, state):
+    ops = parent[0]
     n = _count(ops, length, 1)
     if n == 0:
         return -1
@@ -350,44 +359,42 @@ def _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state):
     else:
         ce = subtree_start(ops, i - 1) - 1  # the left child
         cs = subtree_start(ops, ce)
-    _copy(ops, feats, vals, 0, s, o_ops, o_feats, o_vals, 0)
-    _copy(ops, feats, vals, cs, ce + 1, o_ops, o_feats, o_vals, s)
-    _copy(ops, feats, vals, i + 1, length, o_ops, o_feats, o_vals, s + ce - cs + 1)
+    _copy(parent, 0, s, out, 0)
+    _copy(parent, cs, ce + 1, out, s)
+    _copy(parent, i + 1, length, out, s + ce - cs + 1)
     return length - (i - s + 1) + (ce - cs + 1)
 
 
 @njit
-def random_tree(o_ops, o_feats, o_vals, t_ops, t_feats, t_vals, cap, target_complexity, weights, state,
-                binops, unops, feature_cdf):
-    """A random expression grown by appending operators at random leaves, up to a complexity."""
-    _random_leaf(o_ops, o_feats, o_vals, 0, state, feature_cdf)
+def random_tree(out, spare, cap, target_complexity, state, grammar):
+    """A random expression grown in ``out`` by appending operators at random leaves, up to a
+    complexity (``spare``: scratch arrays of ``cap`` nodes, like ``out``); returns its length."""
+    _random_leaf(out, 0, state, grammar.feature_cdf)
     length = 1
     for _ in range(4 * target_complexity):
-        n = _count(o_ops, length, 3)
-        i = _nth(o_ops, length, 3, randint(state, n))
-        new = _wrap_subtree(o_ops, o_feats, o_vals, length, i, i, t_ops, t_feats, t_vals, cap, state, binops,
-                            unops, feature_cdf, True)
-        if new < 0 or tree_complexity(t_ops, new, weights) > target_complexity:
+        n = _count(out[0], length, 3)
+        i = _nth(out[0], length, 3, randint(state, n))
+        new = _wrap_subtree(out, length, i, i, spare, cap, state, grammar, True)
+        if new < 0 or tree_complexity(spare[0], new, grammar.weights) > target_complexity:
             break
-        _copy(t_ops, t_feats, t_vals, 0, new, o_ops, o_feats, o_vals, 0)
+        _copy(spare, 0, new, out, 0)
         length = new
     return length
 
 
 @njit
-def _crossover(a_ops, a_feats, a_vals, a_len, b_ops, b_feats, b_vals, b_len, o_ops, o_feats, o_vals, cap,
-               state):
-    """Replace a random subtree of ``a`` by a random subtree of ``b``."""
+def _crossover(a, a_len, b, b_len, out, cap, state):
+    """Replace a random subtree of the expression ``a`` by a random subtree of ``b``."""
     i = randint(state, a_len)
-    si = subtree_start(a_ops, i)
+    si = subtree_start(a[0], i)
     j = randint(state, b_len)
-    sj = subtree_start(b_ops, j)
+    sj = subtree_start(b[0], j)
     new_length = a_len - (i - si + 1) + (j - sj + 1)
     if new_length > cap:
         return -1
-    _copy(a_ops, a_feats, a_vals, 0, si, o_ops, o_feats, o_vals, 0)
-    _copy(b_ops, b_feats, b_vals, sj, j + 1, o_ops, o_feats, o_vals, si)
-    _copy(a_ops, a_feats, a_vals, i + 1, a_len, o_ops, o_feats, o_vals, si + j - sj + 1)
+    _copy(a, 0, si, out, 0)
+    _copy(b, sj, j + 1, out, si)
+    _copy(a, i + 1, a_len, out, si + j - sj + 1)
     return new_length
 
 
@@ -676,38 +683,34 @@ def _update_hof(ops, feats, vals, length, loss, cplx, hof):
     if loss < hof.loss[cplx]:
         hof.loss[cplx] = loss
         hof.length[cplx] = length
-        _copy(ops, feats, vals, 0, length, hof.ops[cplx], hof.feats[cplx], hof.vals[cplx], 0)
+        _copy((ops, feats, vals), 0, length, (hof.ops[cplx], hof.feats[cplx], hof.vals[cplx]), 0)
 
 
 @njit(error_model="numpy")
 def _mutate(kind, parent, length, child, spare, cap, state, search):
     """Write a mutation of kind ``kind`` of ``parent`` (its first ``length`` nodes) into ``child``
     (``spare`` is scratch); returns the child's length, -1 when the mutation failed."""
-    binops, unops, weights, feature_cdf = search.grammar
-    ops, feats, vals = parent
-    o_ops, o_feats, o_vals = child
+    grammar = search.grammar
     if kind == M_CONSTANT:
-        return _mutate_constant(ops, feats, vals, length, o_ops, o_feats, o_vals, state,
-                                search.settings.perturbation_factor)
+        return _mutate_constant(parent, length, child, state, search.settings.perturbation_factor)
     if kind == M_OPERATOR:
-        return _mutate_operator(ops, feats, vals, length, o_ops, o_feats, o_vals, state, binops, unops)
+        return _mutate_operator(parent, length, child, state, grammar)
     if kind == M_FEATURE:
-        return _mutate_feature(ops, feats, vals, length, o_ops, o_feats, o_vals, state, feature_cdf)
+        return _mutate_feature(parent, length, child, state, grammar)
     if kind == M_SWAP:
-        return _swap_operands(ops, feats, vals, length, o_ops, o_feats, o_vals, state)
+        return _swap_operands(parent, length, child, state)
     if kind == M_ADD:
-        return _add_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops, feature_cdf)
+        return _add_node(parent, length, child, cap, state, grammar)
     if kind == M_INSERT:
-        return _insert_node(ops, feats, vals, length, o_ops, o_feats, o_vals, cap, state, binops, unops,
-                            feature_cdf)
+        return _insert_node(parent, length, child, cap, state, grammar)
     if kind == M_DELETE:
-        return _delete_node(ops, feats, vals, length, o_ops, o_feats, o_vals, state)
+        return _delete_node(parent, length, child, state)
     if kind == M_SIMPLIFY:
-        return simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals)
+        return simplify_tree(parent[0], parent[1], parent[2], length, child[0], child[1], child[2])
     if kind == M_RANDOMIZE:
         target = 1 + randint(state, search.settings.maxsize)
-        return random_tree(o_ops, o_feats, o_vals, *spare, cap, target, weights, state, binops, unops, feature_cdf)
-    _copy(ops, feats, vals, 0, length, o_ops, o_feats, o_vals, 0)
+        return random_tree(child, spare, cap, target, state, grammar)
+    _copy(parent, 0, length, child, 0)
     return length
 
 
@@ -738,8 +741,7 @@ def _enter(child, length, loss, cplx, population):
     """The candidate replaces the oldest member of the :data:`Population`, counts once in its
     complexity frequencies and enters its hall of fame when it is the best of its complexity."""
     slot = _oldest(population.birth)
-    _copy(child[0], child[1], child[2], 0, length, population.ops[slot], population.feats[slot],
-          population.vals[slot], 0)
+    _copy(child, 0, length, (population.ops[slot], population.feats[slot], population.vals[slot]), 0)
     population.length[slot] = length
     population.loss[slot] = loss
     population.complexity[slot] = cplx
@@ -941,7 +943,7 @@ def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights,
     if exact:
         best_loss = tree_loss(o_ops, o_feats, o_vals, new_length, data, ws)
         if not best_loss / base + parsimony * best_extra < loss / base:
-            _copy(saved[0], saved[1], saved[2], 0, length, o_ops, o_feats, o_vals, 0)
+            _copy(saved, 0, length, child, 0)
             return length, loss, cplx
     return new_length, best_loss, cplx + best_extra
 
@@ -991,11 +993,10 @@ def init_population(population, data, ws, search):
         cplx = -1
         while cplx < 0:
             target = 1 + randint(state, min(maxsize, 7))
-            length = random_tree(*child, *buffers.spare, buffers.cap, target, weights, state, grammar.binops,
-                                 grammar.unops, grammar.feature_cdf)
+            length = random_tree(child, buffers.spare, buffers.cap, target, state, grammar)
             cplx = _accept(child, length, buffers.max_length, weights, maxsize)
         loss = tree_loss(child[0], child[1], child[2], length, data, ws)
-        _copy(child[0], child[1], child[2], 0, length, population.ops[i], population.feats[i], population.vals[i], 0)
+        _copy(child, 0, length, (population.ops[i], population.feats[i], population.vals[i]), 0)
         population.length[i] = length
         population.loss[i] = loss
         population.complexity[i] = cplx
@@ -1022,8 +1023,8 @@ def _crossover_step(population, freq, data, ws, search, buffers):
     evals = 0
     for child_index in range(2):
         x, y = (a, b) if child_index == 0 else (b, a)
-        length = _crossover(pop_ops[x], pop_feats[x], pop_vals[x], pop_len[x], pop_ops[y], pop_feats[y],
-                            pop_vals[y], pop_len[y], *buffers.child, buffers.cap, population.state)
+        length = _crossover((pop_ops[x], pop_feats[x], pop_vals[x]), pop_len[x], (pop_ops[y], pop_feats[y], pop_vals[y]),
+                            pop_len[y], buffers.child, buffers.cap, population.state)
         cplx = _accept(buffers.child, length, buffers.max_length, search.grammar.weights, settings.maxsize)
         if cplx < 0:
             continue
@@ -1054,7 +1055,7 @@ def _mutation_step(population, freq, data, ws, search, buffers):
             break
     if cplx < 0:
         length = p_len
-        _copy(pop_ops[parent], pop_feats[parent], pop_vals[parent], 0, p_len, child[0], child[1], child[2], 0)
+        _copy((pop_ops[parent], pop_feats[parent], pop_vals[parent]), 0, p_len, child, 0)
         cplx = population.complexity[parent]
         kind = M_NOTHING
     evals = 0
@@ -1081,7 +1082,7 @@ def _tidy_population(population, data, ws, search, buffers):
         if settings.should_simplify:
             new_length = simplify_tree(pop_ops[i], pop_feats[i], pop_vals[i], length, child[0], child[1], child[2])
             if new_length < length:
-                _copy(child[0], child[1], child[2], 0, new_length, pop_ops[i], pop_feats[i], pop_vals[i], 0)
+                _copy(child, 0, new_length, (pop_ops[i], pop_feats[i], pop_vals[i]), 0)
                 pop_len[i] = new_length
                 pop_cplx[i] = tree_complexity(pop_ops[i], new_length, search.grammar.weights)
                 pop_loss[i] = tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], new_length, data, ws)

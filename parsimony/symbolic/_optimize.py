@@ -12,6 +12,8 @@ perturbed points escape flat regions and collapsed simplices. Expressions have f
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 
 from .._numba import assign, njit
@@ -21,18 +23,30 @@ from ._expressions import CONST
 from ._random import normal
 
 
+Objective = namedtuple("Objective", [
+    "positions",             # the nodes of the constants optimised
+    "ops", "feats", "vals",  # the expression (``vals`` holds the point being scored)
+    "length",                # its number of nodes
+    "data",                  # Data it is scored on
+    "ws",                    # the evaluator's Workspace
+])
+Objective.__doc__ = "The loss of an expression as a function of its constants at ``positions``."
+
+
 @njit(error_model="numpy")
-def _loss_at(point, positions, ops, feats, vals, length, data, ws):
+def _loss_at(point, objective):
+    """The loss of the :data:`Objective` at ``point`` (written into its ``vals``)."""
+    positions, vals = objective.positions, objective.vals
     for j in range(positions.shape[0]):
         vals[positions[j]] = point[j]
-    return tree_loss(ops, feats, vals, length, data, ws)
+    return tree_loss(objective.ops, objective.feats, vals, objective.length, objective.data, objective.ws)
 
 
 @njit(error_model="numpy")
-def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_evals, tol):
-    """Minimise the loss over the constants at ``positions``, from ``start`` with ``step``.
+def nelder_mead(start, step, objective, max_evals, tol):
+    """Minimise the :data:`Objective` from ``start`` with ``step``.
 
-    Returns ``(best point, best loss, evaluations used)``; ``vals`` is left unspecified.
+    Returns ``(best point, best loss, evaluations used)``; the objective's ``vals`` are left unspecified.
     """
     k = start.shape[0]
     simplex = np.empty((k + 1, k))
@@ -42,7 +56,7 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
             simplex[i, j] = start[j]
         if i > 0:
             simplex[i, i - 1] += step[i - 1]
-        fvals[i] = _loss_at(simplex[i], positions, ops, feats, vals, length, data, ws)
+        fvals[i] = _loss_at(simplex[i], objective)
     evals = k + 1
     centroid = np.empty(k)
     trial = np.empty(k)
@@ -73,12 +87,12 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
             centroid[t] = acc / k
         for t in range(k):
             trial[t] = centroid[t] + (centroid[t] - simplex[k, t])
-        f_reflect = _loss_at(trial, positions, ops, feats, vals, length, data, ws)
+        f_reflect = _loss_at(trial, objective)
         evals += 1
         if f_reflect < fvals[0]:
             for t in range(k):
                 trial2[t] = centroid[t] + 2.0 * (centroid[t] - simplex[k, t])
-            f_expand = _loss_at(trial2, positions, ops, feats, vals, length, data, ws)
+            f_expand = _loss_at(trial2, objective)
             evals += 1
             if f_expand < f_reflect:
                 assign(simplex[k], trial2)
@@ -96,7 +110,7 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
                     trial2[t] = centroid[t] + 0.5 * (trial[t] - centroid[t])
                 else:
                     trial2[t] = centroid[t] + 0.5 * (simplex[k, t] - centroid[t])
-            f_contract = _loss_at(trial2, positions, ops, feats, vals, length, data, ws)
+            f_contract = _loss_at(trial2, objective)
             evals += 1
             if f_contract < min(f_reflect, fvals[k]):
                 assign(simplex[k], trial2)
@@ -105,7 +119,7 @@ def nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_
                 for i in range(1, k + 1):
                     for t in range(k):
                         simplex[i, t] = simplex[0, t] + 0.5 * (simplex[i, t] - simplex[0, t])
-                    fvals[i] = _loss_at(simplex[i], positions, ops, feats, vals, length, data, ws)
+                    fvals[i] = _loss_at(simplex[i], objective)
                 evals += k
     best = 0
     for i in range(1, k + 1):
@@ -147,8 +161,9 @@ def _solve_small(a, b, x):
 
 
 @njit(error_model="numpy")
-def reweighted_gauss_newton(positions, ops, feats, vals, length, data, ws, current_loss, iterations):
-    """Improve the constants at ``positions`` in place by IRLS Gauss-Newton; return the loss."""
+def reweighted_gauss_newton(objective, current_loss, iterations):
+    """Improve the constants of the :data:`Objective` in place by IRLS Gauss-Newton; return the loss."""
+    positions, ops, feats, vals, length, data, ws = objective
     Xt, y, w, loss_kind, tau = data.Xt, data.y, data.w, data.loss_kind, data.tau
     n = y.shape[0]
     k = positions.shape[0]
@@ -240,9 +255,10 @@ def optimize_constants(ops, feats, vals, length, data, ws, state, current_loss, 
         if ops[i] == CONST:
             positions[k] = i
             k += 1
+    objective = Objective(positions, ops, feats, vals, length, data, ws)
     best_f = current_loss
     if n_irls > 0 and current_loss < np.inf:
-        best_f = reweighted_gauss_newton(positions, ops, feats, vals, length, data, ws, current_loss, n_irls)
+        best_f = reweighted_gauss_newton(objective, current_loss, n_irls)
     best_x = np.empty(k)
     for j in range(k):
         best_x[j] = vals[positions[j]]
@@ -257,7 +273,7 @@ def optimize_constants(ops, feats, vals, length, data, ws, state, current_loss, 
             else:
                 start[j] = best_x[j] + 0.5 * scale * normal(state)
                 step[j] = 0.5 * scale
-        x, f, _ = nelder_mead(start, step, positions, ops, feats, vals, length, data, ws, max_evals, 1e-10)
+        x, f, _ = nelder_mead(start, step, objective, max_evals, 1e-10)
         if f < best_f:
             best_f = f
             assign(best_x, x)

@@ -50,11 +50,13 @@ Front.__doc__ = "The final front's working record: the entry the caller offers, 
 
 
 @njit
-def _polish(ops, feats, vals, loss, data, ws, state, s_ops, s_feats, s_vals):
-    """Optimise the constants thoroughly (in place), then simplify when that does not cost
-    accuracy; returns ``(ops, feats, vals, loss)``."""
+def _polish(ops, feats, vals, loss, data, ws, state, spare):
+    """Optimise the constants thoroughly (in place), then simplify (into ``spare``, three arrays
+    of ``ops.shape[0]`` nodes or more) when that does not cost accuracy; returns ``(ops, feats,
+    vals, loss)``."""
     length = ops.shape[0]
     loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, POLISH_EVALUATIONS, POLISH_RESTARTS)
+    s_ops, s_feats, s_vals = spare
     new_length = simplify_tree(ops, feats, vals, length, s_ops, s_feats, s_vals)
     if new_length < length:
         so, sf, sv = s_ops[:new_length].copy(), s_feats[:new_length].copy(), s_vals[:new_length].copy()
@@ -99,12 +101,12 @@ def front_candidates(front, data, ws, weights):
     n = front.length[0]
     ops, feats, vals = front.ops[:n], front.feats[:n], front.vals[:n]
     out, settings, state = front.out, front.settings, front.state
-    s_ops, s_feats, s_vals = front.spare
+    spare = front.spare
     Xt, y, w, loss_kind, tau = data.Xt, data.y, data.w, data.loss_kind, data.tau
     if not front.polish[0]:
         _record(out, 0, ops, feats, vals, tree_loss(ops, feats, vals, n, data, ws), weights)
         return 1
-    ops, feats, vals, loss = _polish(ops, feats, vals, front.loss[0], data, ws, state, s_ops, s_feats, s_vals)
+    ops, feats, vals, loss = _polish(ops, feats, vals, front.loss[0], data, ws, state, spare)
     _record(out, 0, ops, feats, vals, loss, weights)
     if not np.isfinite(loss):
         return 1
@@ -121,8 +123,7 @@ def front_candidates(front, data, ws, weights):
             vals2[n], vals2[n + 2] = b, a
             scaled_loss = tree_loss(ops2, feats2, vals2, n + 4, data, ws)
             if np.isfinite(scaled_loss):
-                ops2, feats2, vals2, scaled_loss = _polish(ops2, feats2, vals2, scaled_loss, data, ws, state, s_ops,
-                                                           s_feats, s_vals)
+                ops2, feats2, vals2, scaled_loss = _polish(ops2, feats2, vals2, scaled_loss, data, ws, state, spare)
                 _record(out, k, ops2, feats2, vals2, scaled_loss, weights)
                 k += 1
     ops2, feats2, vals2 = _extended(ops, feats, vals, 2)
@@ -131,7 +132,7 @@ def front_candidates(front, data, ws, weights):
                                front.resid, weights, settings)
     if loss2 < loss:
         ops3, feats3, vals3, loss3 = _polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws,
-                                             state, s_ops, s_feats, s_vals)
+                                             state, spare)
         _record(out, k, ops3, feats3, vals3, loss3, weights)
         k += 1
     return k

@@ -238,7 +238,7 @@ class _Batches:
         self.batch, self.data, self.rng, self.full_ws = batch, data, state.batch_rng, full_ws
         hof = state.hall_of_fame
         self.candidates = HallsOfFame(np.zeros_like(hof.ops), np.zeros_like(hof.feats), np.zeros_like(hof.vals),
-                                     np.zeros_like(hof.length), np.full_like(hof.loss, np.inf))
+                                      np.zeros_like(hof.length), np.full_like(hof.loss, np.inf))
 
     def draw(self, pop_data):
         data = self.data

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._engine import random_tree
+from parsimony.symbolic._engine import Grammar, random_tree
 from parsimony.symbolic._random import new_state
 
 ALL_BINARY = np.array([E.ADD, E.SUB, E.MUL, E.DIV, E.POW], dtype=np.int64)
@@ -23,8 +23,8 @@ def random_expressions(count, n_features, max_complexity=15, seed=0, binops=ALL_
         ops, feats, vals = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)
         t = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
         target = int(rng.integers(1, max_complexity + 1))
-        n = random_tree(ops, feats, vals, *t, cap, target, WEIGHTS, state, binops, unops,
-                        np.arange(1.0, n_features + 1))
+        n = random_tree((ops, feats, vals), t, cap, target, state,
+                        Grammar(binops, unops, WEIGHTS, np.arange(1.0, n_features + 1)))
         out.append((ops[:n].copy(), feats[:n].copy(), vals[:n].copy()))
     return out
 

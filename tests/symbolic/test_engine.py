@@ -48,9 +48,10 @@ def test_feature_mutation_repoints_exactly_one_leaf():
     ops, feats, vals = E.from_tokens(["x0", "x1", "mul", 2.0, "add"])
     state = new_state(2)
     out = (np.zeros(16, np.int64), np.zeros(16, np.int64), np.zeros(16))
+    grammar = G.Grammar(ALL_BINARY, ALL_UNARY, WEIGHTS, np.arange(1.0, 5))
     seen = set()
     for _ in range(200):
-        n = G._mutate_feature(ops, feats, vals, len(ops), *out, state, np.arange(1.0, 5))
+        n = G._mutate_feature((ops, feats, vals), len(ops), out, state, grammar)
         if n < 0:  # drew the feature already there
             continue
         assert n == len(ops) and np.array_equal(out[0][:n], ops) and np.array_equal(out[2][:n], vals)
@@ -89,7 +90,7 @@ def test_crossover_swaps_subtrees():
     exprs = random_expressions(100, 2, seed=9)
     out = (np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64))
     for (a, af, av), (b, bf, bv) in zip(exprs[::2], exprs[1::2]):
-        n = G._crossover(a, af, av, len(a), b, bf, bv, len(b), *out, 64, state)
+        n = G._crossover((a, af, av), len(a), (b, bf, bv), len(b), out, 64, state)
         assert n > 0 and _is_valid(out[0][:n], 2, out[1][:n])
 
 
