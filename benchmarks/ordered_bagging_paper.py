@@ -40,7 +40,7 @@ from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from parsimony import datasets  # noqa: E402
 from parsimony.ensembles import OrderedBaggingRegressor  # noqa: E402
-from parsimony.ensembles.ordered_bagging import BaggedNetworks, make_network  # noqa: E402
+from parsimony.ensembles.bagged_networks import BaggedNetworks, make_network  # noqa: E402
 from parsimony.stats import paired_t  # noqa: E402
 
 PROBLEMS = {

@@ -11,7 +11,7 @@ time ratio ours / reference. Then it prints:
   and without it (cold compile, for information);
 - the peak memory of the largest case (resident set growth of a fresh process).
 
-Seconds: ours = wall time of ``parsimony.trees.osrt.solve`` (preprocessing included); reference =
+Seconds: ours = wall time of ``parsimony.trees.osrt.find_tree`` (preprocessing included); reference =
 its own optimisation time (``osrt.time()``), as in the anchors table. Fast cases (< 2 s) take the
 best of 3 runs for both solvers. Ratios divide by max(reference seconds, 1 ms).
 
@@ -84,10 +84,10 @@ def load(name):
 
 
 def run_ours(X, y, lam, depth, time_limit):
-    from parsimony.trees.osrt import solve
+    from parsimony.trees.osrt import find_tree
 
     t = time.perf_counter()
-    result = solve(X.to_numpy(dtype=np.uint8), y, lam, depth, time_limit=time_limit)
+    result = find_tree(X.to_numpy(dtype=np.uint8), y, lam, depth, time_limit=time_limit)
     seconds = time.perf_counter() - t
     leaves = _count_leaves(result.root)
     # score the returned tree itself (not the search's value), so "better than the reference" is checkable
@@ -161,18 +161,18 @@ print(time.perf_counter() - t)
 
 PEAK = r"""
 import sys, json, numpy as np, pandas as pd
-from parsimony.trees.osrt import solve
+from parsimony.trees.osrt import find_tree
 
 def status_mb(field):
     for line in open("/proc/self/status"):
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
-X = (np.random.default_rng(0).random((30, 4)) < 0.5).astype(np.uint8); solve(X, np.arange(30.0), 0.01, None)
+X = (np.random.default_rng(0).random((30, 4)) < 0.5).astype(np.uint8); find_tree(X, np.arange(30.0), 0.01, None)
 frame = pd.read_csv(sys.argv[1]); Xb = frame.iloc[:, :-1].to_numpy(dtype=np.uint8); y = frame.iloc[:, -1].to_numpy(float)
 with open("/proc/self/clear_refs", "w") as f:  # reset the peak (VmHWM) to the current resident size
     f.write("5")
 base = status_mb("VmRSS")
-r = solve(Xb, y, float(sys.argv[2]), None if sys.argv[3] == "none" else int(sys.argv[3]), time_limit=float(sys.argv[4]))
+r = find_tree(Xb, y, float(sys.argv[2]), None if sys.argv[3] == "none" else int(sys.argv[3]), time_limit=float(sys.argv[4]))
 print(json.dumps({"base_mb": base, "peak_mb": status_mb("VmHWM"), "table_mb": r.stats.get("table_megabytes", 0)}))
 """
 

@@ -1,7 +1,9 @@
 """Quantile-regression metrics and model complexity (SQR paper, Section 4 and Appendix B).
 
 All metrics take ``(y_true, y_pred, ...)`` in that order, validate their input and accept
-``sample_weight`` where a weighted mean is natural.
+``sample_weight`` where a weighted mean is natural. Two names are re-exported from their homes:
+``TOKEN_COMPLEXITY`` (the SQR paper's token weights, :data:`parsimony.symbolic.TOKEN_COMPLEXITY`)
+and ``QuantileScoreMixin`` (:class:`parsimony.base.QuantileScoreMixin`).
 """
 
 from __future__ import annotations
@@ -10,18 +12,13 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_array_1d, check_nonnegative, check_quantile, check_quantiles, check_same_length, check_sample_weight
+from ._validation import check_array_1d, check_nonnegative, check_quantile, check_same_length, check_sample_weight
+from .base import QuantileScoreMixin
 from .losses import Pinball
+from .symbolic._expressions import TOKEN_COMPLEXITY
 
-#: Token weights of the SQR paper (Table 1 / Table 5). Operators the paper does not list get the
-#: weight of the closest listed one (cube like square + 1, abs and neg like a sign change, pow
-#: like exp/log). The native SQR engine uses this table as its default ``complexity_of_operators``.
-TOKEN_COMPLEXITY = {
-    "add": 1, "sub": 1, "mul": 1, "div": 2,
-    "square": 2, "cube": 3, "sqrt": 4, "exp": 4, "log": 4,
-    "sin": 3, "cos": 3, "abs": 1, "neg": 1, "pow": 4,
-    "feature": 1, "constant": 1,
-}
+__all__ = ["pinball_loss", "normalized_quantile_loss", "coverage", "absolute_coverage_error", "interval_coverage",
+           "expression_complexity", "complexity", "TOKEN_COMPLEXITY", "QuantileScoreMixin"]
 
 
 def _prepare(y_true, y_pred, sample_weight=None):
@@ -85,35 +82,6 @@ def interval_coverage(y_true, lower, upper) -> float:
     if crossed.size:
         raise ValueError(f"lower > upper in {crossed.size} rows (first: row {crossed[0]}); pass the bounds in order")
     return float(np.mean((y_true >= lower) & (y_true <= upper)))
-
-
-class QuantileScoreMixin:
-    """Mixin, listed before ``RegressorMixin``, whose ``score`` judges quantile predictions by the
-    pinball loss instead of R^2.
-
-    The estimator names its levels in ``quantile`` (one level or several, one prediction column
-    each); ``_score_quantiles`` may return None to keep R^2 (a model fitted for squared loss).
-    """
-
-    def _score_quantiles(self):
-        return check_quantiles(self.quantile)
-
-    def score(self, X, y, sample_weight=None):
-        """D^2 pinball score of ``predict(X)``: ``1 - loss / loss of the best constant quantile``,
-        averaged over the quantile levels (1 is perfect, 0 no better than a constant; the
-        quantile analogue of R^2, so cross-validation and grid searches rank by the pinball loss).
-        """
-        from sklearn.metrics import d2_pinball_score
-
-        levels = self._score_quantiles()
-        if levels is None:
-            return super().score(X, y, sample_weight)
-        pred = np.asarray(self.predict(X), dtype=np.float64)
-        pred = pred.reshape(pred.shape[0], -1)
-        if pred.shape[1] != len(levels):
-            raise ValueError(f"predict returned {pred.shape[1]} columns for {len(levels)} quantile levels")
-        return float(np.mean([d2_pinball_score(y, pred[:, j], alpha=tau, sample_weight=sample_weight)
-                              for j, tau in enumerate(levels)]))
 
 
 # ----------------------------------------------------------------------------------- complexity
@@ -195,7 +163,7 @@ def complexity(model) -> int:
     """Model complexity with the SQR paper's conventions (Appendix B).
 
     - the package's fitted estimators report their ``complexity_`` (set by ``fit``);
-    - symbolic expressions (sympy or string): token weights of :data:`TOKEN_COMPLEXITY`;
+    - symbolic expressions (sympy or string): token weights of :data:`~parsimony.symbolic.TOKEN_COMPLEXITY`;
     - other fitted models: linear (``coef_``) nonzero coefficients plus one for a nonzero
       intercept; neural networks (``coefs_``) nonzero weights and biases; decision trees
       (``tree_``) nodes; tree ensembles (``estimators_``) the sum over members; LightGBM

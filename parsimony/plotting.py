@@ -125,7 +125,7 @@ def plot_osrt_frontier(results, ax=None, label="OSRT", **kwargs):
 def plot_forestprune_path(path, x="n_nodes", ax=None, label="ForestPrune", full=True, **kwargs):
     """Error against model size along a ForestPrune (or baseline) path.
 
-    ``path`` is a DataFrame from ``ForestPrune.path`` or ``parsimony.ensembles.baselines``;
+    ``path`` is a DataFrame from ``ForestPrune.path`` or ``parsimony.ensembles.pruning_baselines``;
     ``x`` is ``"n_nodes"``, ``"n_trees"`` or ``"alpha"``. Draws the validation error when the
     path has it (else the training error) and, with ``full``, the full ensemble's error as a line.
     Node counts are on a log scale that starts at 0 (the empty model); the error axis turns

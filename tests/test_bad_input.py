@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sklearn.tree import DecisionTreeRegressor
 
 from parsimony.ensembles import ForestPrune, OrderedBaggingRegressor
-from parsimony.ensembles.ordered_bagging import BaggedNetworks
+from parsimony.ensembles.bagged_networks import BaggedNetworks
 from parsimony.experiments.baselines import QuantileDecisionTreeRegressor
 from parsimony.symbolic import ConformalQuantileInterval, SymbolicQuantileRegressor
 from parsimony.trees import Binarizer, OptimalSparseRegressionTree

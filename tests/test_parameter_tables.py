@@ -16,9 +16,8 @@ import pytest
 from parsimony._validation import Interval, Options
 from parsimony.ensembles import ForestPrune, OrderedBaggingRegressor
 from parsimony.ensembles.forestprune import FORESTPRUNE_PARAMETERS
-from parsimony.ensembles.ordered_bagging import (
-    BAGGED_NETWORKS_PARAMETERS, ORDERED_BAGGING_PARAMETERS, BaggedNetworks,
-)
+from parsimony.ensembles.bagged_networks import BAGGED_NETWORKS_PARAMETERS, BaggedNetworks
+from parsimony.ensembles.ordered_bagging import ORDERED_BAGGING_PARAMETERS
 from parsimony.experiments.baselines import (
     QDT_PARAMETERS, TUNED_PARAMETERS, QuantileDecisionTreeRegressor, TunedQuantileRegressor,
 )

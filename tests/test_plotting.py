@@ -36,7 +36,7 @@ def test_forestprune_path_plot_starts_at_zero_nodes():
     from sklearn.ensemble import RandomForestRegressor
 
     from parsimony.ensembles import ForestPrune
-    from parsimony.ensembles.baselines import random_removal_path
+    from parsimony.ensembles.pruning_baselines import random_removal_path
     from parsimony.plotting import plot_forestprune_path
 
     X, y = make_friedman1(n_samples=200, noise=1.0, random_state=0)

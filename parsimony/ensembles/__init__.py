@@ -7,8 +7,8 @@ from parsimony._lazy import lazy_exports
 _LAZY = {
     "ForestPrune": "parsimony.ensembles.forestprune",
     "OrderedBaggingRegressor": "parsimony.ensembles.ordered_bagging",
-    "BaggedNetworks": "parsimony.ensembles.ordered_bagging",
-    "make_network": "parsimony.ensembles.ordered_bagging",
+    "BaggedNetworks": "parsimony.ensembles.bagged_networks",
+    "make_network": "parsimony.ensembles.bagged_networks",
 }
 __all__ = list(_LAZY)
 

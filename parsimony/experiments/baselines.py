@@ -38,7 +38,8 @@ from .._validation import (
 )
 from ..losses import grouped_weighted_quantiles
 from ..losses import weighted_quantile as weighted_quantile_of
-from ..metrics import QuantileScoreMixin, complexity, pinball_loss
+from ..base import QuantileScoreMixin
+from ..metrics import complexity, pinball_loss
 from ._optional import available, require
 
 # ----------------------------------------------------------------------------- weighted quantile

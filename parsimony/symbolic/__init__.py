@@ -16,9 +16,10 @@ _LAZY = {
     "Pinball": "parsimony.losses",
     "Squared": "parsimony.losses",
     "Absolute": "parsimony.losses",
+    "TOKEN_COMPLEXITY": "parsimony.symbolic._expressions",
 }
 
 __all__ = ["SymbolicQuantileRegressor", "ConformalQuantileInterval", "Pinball", "Squared", "Absolute",
-           "select_equation"]
+           "select_equation", "TOKEN_COMPLEXITY"]
 
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())

@@ -30,6 +30,15 @@ ALIASES = {"+": "add", "-": "sub", "*": "mul", "/": "div", "^": "pow", "**": "po
            "plus": "add", "minus": "sub", "mult": "mul", "times": "mul", "inv": None}
 #: The operators of the SQR paper's Table 1 (the default search space).
 DEFAULT_OPERATORS = ("add", "sub", "mul", "div", "square", "sqrt", "exp", "log", "sin", "cos")
+#: Token weights of the SQR paper (Table 1 / Table 5). Operators the paper does not list get the
+#: weight of the closest listed one (cube like square + 1, abs and neg like a sign change, pow
+#: like exp/log). SQR uses this table as its default ``complexity_of_operators``.
+TOKEN_COMPLEXITY = {
+    "add": 1, "sub": 1, "mul": 1, "div": 2,
+    "square": 2, "cube": 3, "sqrt": 4, "exp": 4, "log": 4,
+    "sin": 3, "cos": 3, "abs": 1, "neg": 1, "pow": 4,
+    "feature": 1, "constant": 1,
+}
 
 
 def canonical_operator(name) -> str:

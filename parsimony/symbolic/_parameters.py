@@ -11,8 +11,7 @@ from .._validation import (
 )
 from ..backend import BACKENDS
 from ..losses import LOSSES, Loss
-from ..metrics import TOKEN_COMPLEXITY
-from ._expressions import canonical_operator, operator_codes
+from ._expressions import TOKEN_COMPLEXITY, canonical_operator, operator_codes
 from ._search import SearchSettings
 
 MODEL_SELECTIONS = ("cost", "best", "score", "accuracy", "elbow", "sic")
@@ -30,7 +29,7 @@ def operator_names(operators, name="operators") -> tuple:
 
 
 def token_weights(weights, name="complexity_of_operators") -> dict:
-    """The complete token-weight table: :data:`~parsimony.metrics.TOKEN_COMPLEXITY` updated by ``weights``
+    """The complete token-weight table: :data:`~parsimony.symbolic.TOKEN_COMPLEXITY` updated by ``weights``
     (keys: operator names, ``"feature"``/``"variable"``, ``"constant"``; values: integers >= 1)."""
     if not isinstance(weights, Mapping):
         raise TypeError(f"{name} must be a dict {{operator name: integer weight >= 1}}, got {weights!r}")

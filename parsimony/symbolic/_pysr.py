@@ -112,7 +112,7 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
     ``loss`` (a :mod:`parsimony.losses` object, default ``Pinball(quantile)``) becomes PySR's
     ``elementwise_loss`` from the loss's own :meth:`~parsimony.losses.Loss.julia_source`;
     ``batch_size`` (rows, or None for all rows) switches on PySR's batching.
-    Token complexities default to the paper's Table 1 (:data:`parsimony.metrics.TOKEN_COMPLEXITY`),
+    Token complexities default to the paper's Table 1 (:data:`parsimony.symbolic.TOKEN_COMPLEXITY`),
     overridden by ``complexity_of_operators`` (which may also set ``"feature"``/``"variable"`` and
     ``"constant"``). A ``random_state`` makes the search serial and deterministic, as PySR requires;
     otherwise ``n_jobs`` other than 1 searches multithreaded. ``model_selection="cost"``,

@@ -15,9 +15,9 @@ from .._validation import (
 )
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import LOSSES, Pinball, Squared
-from ..metrics import TOKEN_COMPLEXITY, QuantileScoreMixin
+from ..base import QuantileScoreMixin
 from ._evaluator import evaluate, make_workspace
-from ._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes, to_sympy, to_string
+from ._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes, to_sympy, to_string
 from ._front import pareto_scores
 from ._parameters import MODEL_SELECTIONS, SQR_PARAMETERS, search_settings, validated
 from ._pysr import fit_fronts, pysr_available
@@ -128,7 +128,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         Largest complexity (sum of token weights) of an expression.
     complexity_of_operators : dict or None, default=None
         Token weights (keys: operator names, ``"feature"``, ``"constant"``); missing keys take
-        :data:`parsimony.metrics.TOKEN_COMPLEXITY` (the paper's Table 1 weights).
+        :data:`parsimony.symbolic.TOKEN_COMPLEXITY` (the paper's Table 1 weights).
     niterations, populations, population_size, ncycles_per_iteration : int
         Search budget: each of ``niterations`` rounds evolves every population for
         ``ncycles_per_iteration`` cycles (each replacing about ``population_size / 10``

@@ -225,7 +225,7 @@ Frames = namedtuple("Frames", [
 ])
 Frames.__doc__ = "The explicit depth-first stack, so a paused search resumes where it stopped."
 
-Scratch = namedtuple("Scratch", [
+Buffers = namedtuple("Buffers", [
     "members", "buf_w", "buf_v",                                    # class lists, clustering input
     "feat_weight", "feat_sum", "feat_sumsq", "feat_within",         # per-feature sums on the 1 side
     "child", "other", "buf_c",                                      # three child bitsets
@@ -259,13 +259,13 @@ def pair_width(problem):
 
 
 @njit
-def new_scratch(problem, n_pairs):
+def new_buffers(problem, n_pairs):
     """Work buffers for one kernel call (pair sums of side ``n_pairs``, see :func:`pair_width`)."""
     n_feat = problem.feature_bits.shape[0]
     n_classes = problem.class_weight.shape[0]
     nw = problem.feature_bits.shape[1]
     buf_n = max(n_classes, problem.row_y.shape[0])
-    return Scratch(
+    return Buffers(
         np.empty(n_classes, dtype=np.int64), np.empty(buf_n), np.empty(buf_n),
         np.empty(n_feat), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat),
         np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
@@ -412,12 +412,12 @@ def unpack_splits(code):
 
 
 @njit
-def _entry(problem, memo, scratch, words, d, known):
+def _entry(problem, memo, buffers, words, d, known):
     """Slot of subproblem ``(words, d)``, registered with its lower bound (at least ``known``) if new."""
     t = _find(memo.keys, memo.depth, words, d)
     if memo.depth[t] == -1:
-        _register(problem, memo, words, d, t, scratch.members, scratch.buf_w, scratch.buf_v, scratch.pairs,
-                  scratch.pair_within, scratch.kept, scratch.slot, scratch.active, scratch.ones, known)
+        _register(problem, memo, words, d, t, buffers.members, buffers.buf_w, buffers.buf_v, buffers.pairs,
+                  buffers.pair_within, buffers.kept, buffers.slot, buffers.active, buffers.ones, known)
     return t
 
 
@@ -436,7 +436,7 @@ def _register(problem, memo, words, d, t, members, buf_w, buf_v, pairs, pair_wit
     and a depth limit are solved at once (the terminal solver costs less than their k-Means
     bound): their bound is their optimum. At depth three the bound is ``known`` alone (the parent's
     lookahead): expanding such a subproblem, whose children are all terminal, proves more for less
-    than its k-Means bound. (Plain arrays, not the scratch record: this runs for every subproblem.)
+    than its k-Means bound. (Plain arrays, not the buffers record: this runs for every subproblem.)
     """
     if _terminal(problem, d):
         value, j, k0, k1 = _depth_two(problem, words, members, pairs, pair_within, kept, slot, active, ones)
@@ -732,7 +732,7 @@ def _split_by_size(words, fbits, j, pairs, slot, count, small_out, large_out):
 
 
 @njit
-def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, bound1):
+def _terminal_children(problem, memo, frames, f, j, buffers, limit, bound0, bound1):
     """Solve the depth-two children of candidate ``j`` of the depth-three frame ``f`` as far as needed to
     tell whether their sum is below ``limit``; returns the false and true child's values or bounds.
 
@@ -747,9 +747,9 @@ def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, boun
     lam = problem.lam
     keys = memo.keys
     depth = memo.depth
-    child = scratch.child
-    other = scratch.other
-    pairs = scratch.pairs
+    child = buffers.child
+    other = buffers.other
+    pairs = buffers.pairs
     parent = frames.parent_pairs
     kept = frames.parent_kept
     slot = frames.parent_slot
@@ -766,19 +766,19 @@ def _terminal_children(problem, memo, frames, f, j, scratch, limit, bound0, boun
         b_large = memo.value[t]
     elif b_small + b_large < limit:
         if 2 * n_small + 8 < n_large or memo.depth[_find(keys, depth, child, 2)] == -1:
-            _pair_sums(problem, child, scratch.members, pairs, scratch.pair_within, False, slot, n_kept, scratch.ones)
+            _pair_sums(problem, child, buffers.members, pairs, buffers.pair_within, False, slot, n_kept, buffers.ones)
             for a in range(n_kept):
                 for c in range(a, n_kept):
                     for q in range(4):
                         pairs[a, c, q] = parent[a, c, q] - pairs[a, c, q]
-            n, tw, ts, tq = _class_totals(problem, other, scratch.members)
-            value, a, k0, k1 = _best_of_pairs(lam, pairs, scratch.pair_within, n, tw, ts, tq, kept, scratch.active)
+            n, tw, ts, tq = _class_totals(problem, other, buffers.members)
+            value, a, k0, k1 = _best_of_pairs(lam, pairs, buffers.pair_within, n, tw, ts, tq, kept, buffers.active)
             _store_solved(memo, other, 2, t, value, a, k0, k1)
         else:
-            value = memo.value[_entry(problem, memo, scratch, other, 2, 0.0)]
+            value = memo.value[_entry(problem, memo, buffers, other, 2, 0.0)]
         b_large = value
     if memo.depth[_find(keys, depth, child, 2)] == -1 and b_small + b_large < limit:
-        b_small = memo.value[_entry(problem, memo, scratch, child, 2, 0.0)]
+        b_small = memo.value[_entry(problem, memo, buffers, child, 2, 0.0)]
     if small == 1:
         return b_large, b_small
     return b_small, b_large
@@ -825,7 +825,7 @@ _DERIVED = 1e-12  # a bound from differences of sums is lowered by this much (th
 
 
 @njit
-def _depth_three_children(problem, memo, frames, f, j, scratch, limit, known0, known1):
+def _depth_three_children(problem, memo, frames, f, j, buffers, limit, known0, known1):
     """Register the missing depth-three children of candidate ``j`` of the depth-four frame ``f`` with
     their lookahead bounds (:func:`_lookahead_bound`), at least ``known0`` and ``known1``, as far as
     needed to tell whether their sum reaches ``limit``.
@@ -842,8 +842,8 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, limit, known0, k
     lam = problem.lam
     keys = memo.keys
     depth = memo.depth
-    child = scratch.child
-    other = scratch.other
+    child = buffers.child
+    other = buffers.other
     grand = frames.grand_pairs
     gw = frames.grand_within
     kept = frames.grand_kept
@@ -862,8 +862,8 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, limit, known0, k
         return
     small_pairs = frames.child_pairs[small]
     small_pw = frames.child_within[small]
-    n_s, tw_s, ts_s, tq_s, tv_s = _pair_sums(problem, child, scratch.members, small_pairs, small_pw, True,
-                                             frames.grand_slot, n_kept, scratch.ones)
+    n_s, tw_s, ts_s, tq_s, tv_s = _pair_sums(problem, child, buffers.members, small_pairs, small_pw, True,
+                                             frames.grand_slot, n_kept, buffers.ones)
     frames.child_key[small] = j
     frames.child_derived[small] = 0
     frames.child_key[1 - small] = -1
@@ -877,35 +877,35 @@ def _depth_three_children(problem, memo, frames, f, j, scratch, limit, known0, k
                 pw[a, c] = gw[a, c] - small_pw[a, c]
         frames.child_key[1 - small] = j
         frames.child_derived[1 - small] = 1
-        n, tw, ts, tq = _class_totals(problem, other, scratch.members)
+        n, tw, ts, tq = _class_totals(problem, other, buffers.members)
         tv = 0.0
         for i in range(n):
-            tv += problem.class_within[scratch.members[i]]
-        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, scratch.active, scratch.cells, memo, other,
-                             fbits, scratch.buf_c) - _DERIVED
+            tv += problem.class_within[buffers.members[i]]
+        b = _lookahead_bound(lam, pairs, pw, n, tw, ts, tq, tv, kept, buffers.active, buffers.cells, memo, other,
+                             fbits, buffers.buf_c) - _DERIVED
         known_large = b if b > known_large else known_large
-        _entry(problem, memo, scratch, other, 3, known_large)
+        _entry(problem, memo, buffers, other, 3, known_large)
     if need_small and known_small + known_large < limit:
-        b = _lookahead_bound(lam, small_pairs, small_pw, n_s, tw_s, ts_s, tq_s, tv_s, kept, scratch.active,
-                             scratch.cells, memo, child, fbits, scratch.buf_c)
-        _entry(problem, memo, scratch, child, 3, b if b > known_small else known_small)
+        b = _lookahead_bound(lam, small_pairs, small_pw, n_s, tw_s, ts_s, tq_s, tv_s, kept, buffers.active,
+                             buffers.cells, memo, child, fbits, buffers.buf_c)
+        _entry(problem, memo, buffers, child, 3, b if b > known_small else known_small)
 
 
 # ----------------------------------------------------------------------------------------------
 # expanding a subproblem: its candidate splits, scored by their children's bounds
 # ----------------------------------------------------------------------------------------------
 @njit
-def _feature_sums(problem, words, scratch):
+def _feature_sums(problem, words, buffers):
     """Totals of the subproblem and per-feature sums over its classes where the feature is 1.
 
     Returns ``(n_members, weight, sum, sum of squares, within)``; the per-feature sums go to
-    ``scratch.feat_*``.
+    ``buffers.feat_*``.
     """
-    members = scratch.members
-    f_w = scratch.feat_weight
-    f_s = scratch.feat_sum
-    f_q = scratch.feat_sumsq
-    f_v = scratch.feat_within
+    members = buffers.members
+    f_w = buffers.feat_weight
+    f_s = buffers.feat_sum
+    f_q = buffers.feat_sumsq
+    f_v = buffers.feat_within
     ones = problem.class_ones
     cw = problem.class_weight
     cs = problem.class_sum
@@ -1008,13 +1008,13 @@ def _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
 
 
 @njit
-def _sort_candidates(scratch, nf):
+def _sort_candidates(buffers, nf):
     """Sort the candidates by their children's bounds (insertion sort, stable)."""
-    cand_f = scratch.cand_feature
-    cand_key = scratch.cand_key
-    cand_l0 = scratch.cand_false
-    cand_l1 = scratch.cand_true
-    cand_k = scratch.cand_known
+    cand_f = buffers.cand_feature
+    cand_key = buffers.cand_key
+    cand_l0 = buffers.cand_false
+    cand_l1 = buffers.cand_true
+    cand_k = buffers.cand_known
     for a in range(1, nf):
         kf = cand_f[a]
         kk = cand_key[a]
@@ -1045,8 +1045,8 @@ def _sorted_by_bound(problem, dc):
 
 
 @njit
-def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, kept, slot, given, slack):
-    """Fill ``scratch.cand_*`` with the useful splits of ``words``, sorted; returns their number and
+def _candidates(problem, memo, words, dc, limit, buffers, pairs, pair_within, kept, slot, given, slack):
+    """Fill ``buffers.cand_*`` with the useful splits of ``words``, sorted; returns their number and
     the least bound of the features ruled out (inf: none).
 
     At the last level (``dc == 0``) the key is the exact two-leaf objective. For the squared loss
@@ -1069,11 +1069,11 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
     depth = memo.depth
     value = memo.value
     lower = memo.lower
-    f_w, f_s, f_q, f_v = scratch.feat_weight, scratch.feat_sum, scratch.feat_sumsq, scratch.feat_within
-    child, other = scratch.child, scratch.other
-    cand_feature, cand_key, cand_known = scratch.cand_feature, scratch.cand_key, scratch.cand_known
-    cand_false, cand_true = scratch.cand_false, scratch.cand_true
-    slot_false, slot_true = scratch.cand_slot_false, scratch.cand_slot_true
+    f_w, f_s, f_q, f_v = buffers.feat_weight, buffers.feat_sum, buffers.feat_sumsq, buffers.feat_within
+    child, other = buffers.child, buffers.other
+    cand_feature, cand_key, cand_known = buffers.cand_feature, buffers.cand_key, buffers.cand_known
+    cand_false, cand_true = buffers.cand_false, buffers.cand_true
+    slot_false, slot_true = buffers.cand_slot_false, buffers.cand_slot_true
     n_feat = fbits.shape[0]
     nf = 0
     dropped = np.inf
@@ -1081,18 +1081,18 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
     n_active = 0
     if lookahead:
         if given:
-            n, tw, ts, tq = _class_totals(problem, words, scratch.members)
+            n, tw, ts, tq = _class_totals(problem, words, buffers.members)
             tv = 0.0
             for i in range(n):
-                tv += problem.class_within[scratch.members[i]]
+                tv += problem.class_within[buffers.members[i]]
         else:
             _index_features(words, fbits, kept, slot)
-            n, tw, ts, tq, tv = _pair_sums(problem, words, scratch.members, pairs, pair_within, True, slot, kept[0],
-                                           scratch.ones)
-        n_active = _active_list(pairs, n, kept[0], scratch.active)
-        _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, dc == 1, scratch.active, n_active, scratch.cells)
+            n, tw, ts, tq, tv = _pair_sums(problem, words, buffers.members, pairs, pair_within, True, slot, kept[0],
+                                           buffers.ones)
+        n_active = _active_list(pairs, n, kept[0], buffers.active)
+        _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, dc == 1, buffers.active, n_active, buffers.cells)
         if not _sorted_by_bound(problem, dc):
-            _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, True, scratch.active, n_active, scratch.cells_up)
+            _score_pairs(lam, pairs, pair_within, n, tw, ts, tq, tv, True, buffers.active, n_active, buffers.cells_up)
         for j in range(n_feat):
             a = slot[j]
             if a >= 0:
@@ -1101,7 +1101,7 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
                 f_q[j] = pairs[a, a, 2]
                 f_v[j] = pair_within[a, a]
     else:
-        n, tw, ts, tq, tv = _feature_sums(problem, words, scratch)
+        n, tw, ts, tq, tv = _feature_sums(problem, words, buffers)
     for j in range(n_feat):
         if _splits_nothing(words, fbits, j):
             continue
@@ -1112,7 +1112,7 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
             else:
                 _split_child(words, fbits, j, 0, child)
                 _split_child(words, fbits, j, 1, other)
-                pair = leaf_loss(problem, child, scratch.members) + leaf_loss(problem, other, scratch.members)
+                pair = leaf_loss(problem, child, buffers.members) + leaf_loss(problem, other, buffers.members)
             cand_feature[nf] = j
             cand_key[nf] = pair + 2.0 * lam
             cand_known[nf] = 1
@@ -1121,12 +1121,12 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
             order_key = -1.0  # (the sort key when not the bound)
             if lookahead:
                 leaf0, leaf1 = _leaves_of(pairs, slot[j], tw, ts, tq, lam)
-                l0, l1, _, _ = _split_children(scratch.cells, slot[j], leaf0, leaf1, 0.0, scratch.active, n_active)
+                l0, l1, _, _ = _split_children(buffers.cells, slot[j], leaf0, leaf1, 0.0, buffers.active, n_active)
                 l0 -= slack
                 l1 -= slack
                 if not _sorted_by_bound(problem, dc):
                     # deep children: try first the split whose children split once do best (an upper bound)
-                    u0, u1, _, _ = _split_children(scratch.cells_up, slot[j], leaf0, leaf1, 0.0, scratch.active,
+                    u0, u1, _, _ = _split_children(buffers.cells_up, slot[j], leaf0, leaf1, 0.0, buffers.active,
                                                    n_active)
                     order_key = u0 + u1
             else:
@@ -1156,10 +1156,10 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
             nf += 1
         else:
             _split_child(words, fbits, j, 0, child)
-            s0 = _entry(problem, memo, scratch, child, dc, 0.0)
+            s0 = _entry(problem, memo, buffers, child, dc, 0.0)
             b0 = value[s0] if value[s0] < np.inf else lower[s0]
             _split_child(words, fbits, j, 1, child)
-            s1 = _entry(problem, memo, scratch, child, dc, 0.0)
+            s1 = _entry(problem, memo, buffers, child, dc, 0.0)
             b1 = value[s1] if value[s1] < np.inf else lower[s1]
             if _duplicate_by_slots(slot_false, slot_true, s0, s1, nf):
                 continue
@@ -1171,12 +1171,12 @@ def _candidates(problem, memo, words, dc, limit, scratch, pairs, pair_within, ke
             cand_true[nf] = value[s1] if value[s1] < np.inf else lower[s1]
             cand_known[nf] = 1
             nf += 1
-    _sort_candidates(scratch, nf)
+    _sort_candidates(buffers, nf)
     return nf, dropped
 
 
 @njit
-def _expand(problem, memo, frames, f, s, scratch):
+def _expand(problem, memo, frames, f, s, buffers):
     """Expand frame ``f`` (subproblem in slot ``s``): solve it at once or list its candidate splits.
 
     Returns ``(solved, value)``: solved when the leaf meets the bound, at depth 0, or at depth one
@@ -1185,7 +1185,7 @@ def _expand(problem, memo, frames, f, s, scratch):
     words = frames.words[f]
     d = frames.depth[f]
     dc = d if problem.unlimited else d - 1
-    leaf = leaf_loss(problem, words, scratch.members) + problem.lam
+    leaf = leaf_loss(problem, words, buffers.members) + problem.lam
     frames.best[f] = leaf
     frames.best_feature[f] = -1
     if leaf <= memo.lower[s] or d == 0:
@@ -1194,36 +1194,36 @@ def _expand(problem, memo, frames, f, s, scratch):
         return True, leaf
     limit = leaf if leaf < frames.budget[f] else frames.budget[f]
     if _terminal(problem, dc):
-        given, slack = _cached_sums(problem, frames, f, scratch.pair_within)
-        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.parent_pairs, scratch.pair_within,
+        given, slack = _cached_sums(problem, frames, f, buffers.pair_within)
+        nf, dropped = _candidates(problem, memo, words, dc, limit, buffers, frames.parent_pairs, buffers.pair_within,
                                   frames.parent_kept, frames.parent_slot, given, slack)
-        frames.parent_count[0] = _members(words, scratch.members)
+        frames.parent_count[0] = _members(words, buffers.members)
     elif _looks_ahead_of_three(problem, frames, dc):
-        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, frames.grand_pairs, frames.grand_within,
+        nf, dropped = _candidates(problem, memo, words, dc, limit, buffers, frames.grand_pairs, frames.grand_within,
                                   frames.grand_kept, frames.grand_slot, False, 0.0)
-        frames.grand_count[0] = _members(words, scratch.members)
+        frames.grand_count[0] = _members(words, buffers.members)
         frames.child_key[0] = -1
         frames.child_key[1] = -1
     else:
-        nf, dropped = _candidates(problem, memo, words, dc, limit, scratch, scratch.pairs, scratch.pair_within,
-                                  scratch.kept, scratch.slot, False, 0.0)
+        nf, dropped = _candidates(problem, memo, words, dc, limit, buffers, buffers.pairs, buffers.pair_within,
+                                  buffers.kept, buffers.slot, False, 0.0)
     if dc == 0:
         # depth one: every candidate value is exact, so the optimum is exact too
         best = leaf
         bestf = -1
-        if nf > 0 and scratch.cand_key[0] < leaf:
-            best = scratch.cand_key[0]
-            bestf = scratch.cand_feature[0]
+        if nf > 0 and buffers.cand_key[0] < leaf:
+            best = buffers.cand_key[0]
+            bestf = buffers.cand_feature[0]
         memo.value[s] = best
         memo.feature[s] = bestf
         if memo.lower[s] < best:
             memo.lower[s] = best
         return True, best
     for a in range(nf):
-        frames.order[f, a] = scratch.cand_feature[a]
-        frames.false_bound[f, a] = scratch.cand_false[a]
-        frames.true_bound[f, a] = scratch.cand_true[a]
-        frames.bounds_final[f, a] = scratch.cand_known[a]
+        frames.order[f, a] = buffers.cand_feature[a]
+        frames.false_bound[f, a] = buffers.cand_false[a]
+        frames.true_bound[f, a] = buffers.cand_true[a]
+        frames.bounds_final[f, a] = buffers.cand_known[a]
     frames.n_candidates[f] = nf
     frames.dropped[f] = dropped
     frames.position[f] = 0
@@ -1267,7 +1267,7 @@ def _limit(best, budget, f):
 
 
 @njit
-def _refine_bounds(problem, memo, frames, f, scratch):
+def _refine_bounds(problem, memo, frames, f, buffers):
     """Advance frame ``f`` to its next candidate whose bounds (computed now if lazy) beat the limit,
     passing over those whose bounds reach it.
 
@@ -1283,7 +1283,7 @@ def _refine_bounds(problem, memo, frames, f, scratch):
     nf = frames.n_candidates[f]
     counters = memo.counters
     fbits = problem.feature_bits
-    child = scratch.child
+    child = buffers.child
     terminal = _terminal(problem, dc) and problem.bound_kind != BOUND_NONE
     ahead = _looks_ahead_of_three(problem, frames, dc)
     p = frames.position[f]
@@ -1301,15 +1301,15 @@ def _refine_bounds(problem, memo, frames, f, scratch):
             return False
         j = frames.order[f, p]
         if terminal:
-            b0, b1 = _terminal_children(problem, memo, frames, f, j, scratch, limit, false_bound[p], true_bound[p])
+            b0, b1 = _terminal_children(problem, memo, frames, f, j, buffers, limit, false_bound[p], true_bound[p])
             false_bound[p] = b0
             true_bound[p] = b1
         else:
             if ahead:
-                _depth_three_children(problem, memo, frames, f, j, scratch, limit, false_bound[p], true_bound[p])
+                _depth_three_children(problem, memo, frames, f, j, buffers, limit, false_bound[p], true_bound[p])
             for side in range(2):
                 _split_child(words, fbits, j, side, child)
-                t = _entry(problem, memo, scratch, child, dc, false_bound[p] if side == 0 else true_bound[p])
+                t = _entry(problem, memo, buffers, child, dc, false_bound[p] if side == 0 else true_bound[p])
                 b = memo.value[t] if memo.value[t] < np.inf else memo.lower[t]
                 if side == 0:
                     if b > false_bound[p]:
@@ -1335,10 +1335,10 @@ def search(problem, memo, frames, max_steps):
     n_feat = problem.feature_bits.shape[0]
     fbits = problem.feature_bits
     unlimited = problem.unlimited
-    scratch = new_scratch(problem, frames.parent_pairs.shape[0])
-    members = scratch.members
-    buf_w = scratch.buf_w
-    buf_v = scratch.buf_v
+    buffers = new_buffers(problem, frames.parent_pairs.shape[0])
+    members = buffers.members
+    buf_w = buffers.buf_w
+    buf_v = buffers.buf_v
     counters = memo.counters
     keys = memo.keys
     depth = memo.depth
@@ -1401,8 +1401,8 @@ def search(problem, memo, frames, max_steps):
                 return NEED_SPACE
             s = _find(keys, depth, words, d)
             if depth[s] == -1:
-                _register(problem, memo, words, d, s, members, buf_w, buf_v, scratch.pairs, scratch.pair_within,
-                          scratch.kept, scratch.slot, scratch.active, scratch.ones, 0.0)
+                _register(problem, memo, words, d, s, members, buf_w, buf_v, buffers.pairs, buffers.pair_within,
+                          buffers.kept, buffers.slot, buffers.active, buffers.ones, 0.0)
             if value[s] < np.inf or lower[s] >= budget[f]:
                 ret_exact = value[s] < np.inf
                 ret = value[s] if ret_exact else lower[s]
@@ -1417,7 +1417,7 @@ def search(problem, memo, frames, max_steps):
                 return PAUSED
             steps += 1
             counters[1] += 1
-            solved, answer = _expand(problem, memo, frames, f, s, scratch)
+            solved, answer = _expand(problem, memo, frames, f, s, buffers)
             if solved:
                 ret = answer
                 ret_exact = True
@@ -1432,7 +1432,7 @@ def search(problem, memo, frames, max_steps):
                 p += 1
             position[f] = p
         if (p < n_candidates[f] and bounds_final[f, p] == 0
-                and not _refine_bounds(problem, memo, frames, f, scratch)):
+                and not _refine_bounds(problem, memo, frames, f, buffers)):
             frames.top[0] = top
             return NEED_SPACE
         limit = _limit(best, budget, f)

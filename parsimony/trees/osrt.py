@@ -170,7 +170,7 @@ _COMPILED = False
 def _ensure_compiled():
     """Compile (or load from numba's cache) the search kernels once per process; returns the seconds.
 
-    ``solve`` calls it before its clock starts, so first-use compilation never eats a time limit.
+    ``find_tree`` calls it before its clock starts, so first-use compilation never eats a time limit.
     """
     global _COMPILED
     if _COMPILED:
@@ -336,7 +336,7 @@ def _memo_table(memo, class_of_row):
             "lower_bound": memo.lower[used].copy(), "value": memo.value[used].copy()}
 
 
-def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
+def find_tree(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
           memory_limit=None, keep_table=False, sample_weight=None, quantile=0.5):
     """Find the tree minimising ``loss / loss(one leaf) + regularization * leaves`` on binary ``Xb``.
 
@@ -383,7 +383,7 @@ def solve(Xb, y, regularization, depth_limit=None, loss="squared", bound="kmeans
     n, m = Xb.shape
     w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
     if not np.all(w > 0):
-        raise ValueError("solve needs positive sample weights (drop the rows of weight 0)")
+        raise ValueError("find_tree needs positive sample weights (drop the rows of weight 0)")
     Xb_all = Xb
     Xb, y, w, merged_row = _merge_repeated_rows(Xb, y, w)
     y = y / magnitude_scale(y)  # exact (a power of two), so the objective is unchanged
@@ -523,10 +523,10 @@ def warm_up():
     rng = np.random.default_rng(0)
     Xb = (rng.random((40, 5)) < 0.5).astype(np.uint8)
     y = rng.normal(size=40)
-    solve(Xb, y, 0.01, None)
-    solve(Xb, y, 0.01, 2)
-    solve(Xb, y, 0.01, 2, loss="absolute")
-    solve(Xb, y, 0.01, 2, loss="quantile", quantile=0.8)
+    find_tree(Xb, y, 0.01, None)
+    find_tree(Xb, y, 0.01, 2)
+    find_tree(Xb, y, 0.01, 2, loss="absolute")
+    find_tree(Xb, y, 0.01, 2, loss="quantile", quantile=0.8)
     _search.rehash(_new_memo(8, 1), _new_memo(16, 1))
     root = np.ones(1, dtype=np.uint64)
     frames = _new_frames(2, 1, 1, root, 1)
@@ -787,7 +787,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         Xb = self._binarize_fit(X, w)
         lam, loss, tau = params["regularization"], params["loss"], params["quantile"]
         loss_kind = LOSSES[loss]
-        result = solve(Xb, y, lam, params["depth_limit"], loss, params["bound"], params["time_limit"],
+        result = find_tree(Xb, y, lam, params["depth_limit"], loss, params["bound"], params["time_limit"],
                        params["memory_limit"], sample_weight=w, quantile=tau)
         size = magnitude_scale(y)  # exact: leaf values scale back, normalised losses do not change
         self.tree_ = _tree_table(result.root, y / size, np.ones(len(y)) if w is None else w, loss_kind, tau)

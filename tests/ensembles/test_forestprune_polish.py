@@ -13,7 +13,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from parsimony.ensembles import ForestPrune, _cbcd
 from parsimony.ensembles._depth_matrices import depth_difference_matrices, unpack_ensemble
-from parsimony.ensembles.baselines import (
+from parsimony.ensembles.pruning_baselines import (
     ccp_prune_tree,
     cost_complexity_path,
     lasso_tree_weights,

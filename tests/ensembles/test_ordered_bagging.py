@@ -143,7 +143,7 @@ from sklearn.tree import DecisionTreeRegressor  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from parsimony.ensembles import OrderedBaggingRegressor  # noqa: E402
-from parsimony.ensembles.ordered_bagging import make_network  # noqa: E402
+from parsimony.ensembles.bagged_networks import make_network  # noqa: E402
 
 
 def friedman(n, seed):
@@ -401,7 +401,7 @@ def test_plots_draw_curves():
 
 # ------------------------------------------------------------------------------ bagged networks
 from parsimony.ensembles._networks import train_networks  # noqa: E402
-from parsimony.ensembles.ordered_bagging import BaggedNetworks  # noqa: E402
+from parsimony.ensembles.bagged_networks import BaggedNetworks  # noqa: E402
 
 
 def network_objective(x, y, w1, b1, w2, b2, decay, weight=1.0):

@@ -10,7 +10,7 @@ import pytest
 from parsimony.losses import LOSS_PINBALL
 from parsimony.trees import OptimalSparseRegressionTree, _search
 from parsimony.trees._kmeans import cluster_costs
-from parsimony.trees.osrt import _bitsets, _equivalence_classes, solve
+from parsimony.trees.osrt import _bitsets, _equivalence_classes, find_tree
 
 from _osrt_brute import brute_force_objective, leaf_loss, pinball, kernel_lower_bound, random_problem, tree_objective
 
@@ -24,7 +24,7 @@ def test_objective_equals_exhaustive_search(tau, bound):
         Xb, y, lam, depth = random_problem(seed)
         rng = np.random.default_rng(seed)
         w = rng.uniform(0.2, 3.0, len(y)) if seed % 3 == 1 else np.ones(len(y))
-        result = solve(Xb, y, lam, depth, "quantile", bound, sample_weight=w, quantile=tau)
+        result = find_tree(Xb, y, lam, depth, "quantile", bound, sample_weight=w, quantile=tau)
         expected = brute_force_objective(Xb, y, lam, depth, "quantile", sample_weight=w, tau=tau)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-9), (seed, tau)
@@ -34,8 +34,8 @@ def test_objective_equals_exhaustive_search(tau, bound):
 def test_half_quantile_is_the_absolute_loss():
     for seed in range(40):
         Xb, y, lam, depth = random_problem(seed)
-        q = solve(Xb, y, lam, depth, "quantile", quantile=0.5)
-        a = solve(Xb, y, lam, depth, "absolute")
+        q = find_tree(Xb, y, lam, depth, "quantile", quantile=0.5)
+        a = find_tree(Xb, y, lam, depth, "absolute")
         assert q.objective == pytest.approx(a.objective, abs=1e-12)
 
 

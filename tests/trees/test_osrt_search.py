@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from parsimony.trees import _search
-from parsimony.trees.osrt import _bitsets, _equivalence_classes, _new_memo, solve
+from parsimony.trees.osrt import _bitsets, _equivalence_classes, _new_memo, find_tree
 
 from _osrt_brute import brute_force_objective, leaf_loss, kernel_lower_bound, random_problem, tree_objective
 
@@ -25,7 +25,7 @@ def test_objective_equals_exhaustive_search(bound, weighted):
         Xb, y, lam, depth = random_problem(seed)
         loss = "absolute" if seed % 4 == 1 or (weighted and seed % 4 == 2) else "squared"
         w = _weights(seed, len(y)) if weighted else None
-        result = solve(Xb, y, lam, depth, loss, bound, sample_weight=w)
+        result = find_tree(Xb, y, lam, depth, loss, bound, sample_weight=w)
         expected = brute_force_objective(Xb, y, lam, depth, loss, sample_weight=w)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-9), (seed, bound)
@@ -39,7 +39,7 @@ def test_eight_features_depth_three():
         Xb = (rng.random((24, 8)) < 0.5).astype(np.uint8)
         y = Xb[:, 0] * 2.0 + Xb[:, 1] * Xb[:, 2] + rng.normal(scale=0.3, size=24)
         lam = 0.01
-        assert solve(Xb, y, lam, 3).objective == pytest.approx(brute_force_objective(Xb, y, lam, 3), abs=1e-9)
+        assert find_tree(Xb, y, lam, 3).objective == pytest.approx(brute_force_objective(Xb, y, lam, 3), abs=1e-9)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -82,8 +82,8 @@ def test_lower_bounds_never_exceed_the_optimum(loss, weighted):
 
 def test_kmeans_bound_is_at_least_the_equivalent_points_bound():
     Xb, y, lam, _ = random_problem(11)
-    result_k = solve(Xb, y, lam, 3, bound="kmeans")
-    result_e = solve(Xb, y, lam, 3, bound="equivalent")
+    result_k = find_tree(Xb, y, lam, 3, bound="kmeans")
+    result_e = find_tree(Xb, y, lam, 3, bound="equivalent")
     assert result_k.objective == pytest.approx(result_e.objective)
     assert result_k.stats["expansions"] <= result_e.stats["expansions"]
 
@@ -99,9 +99,9 @@ def _hard_problem():
 def test_time_limit_returns_best_tree_with_certified_gap(loss, weighted):
     Xb, y = _hard_problem()
     w = np.random.default_rng(5).uniform(0.2, 3.0, len(y)) if weighted else None
-    full = solve(Xb, y, 0.001, None, loss, sample_weight=w)
+    full = find_tree(Xb, y, 0.001, None, loss, sample_weight=w)
     assert full.status == "optimal"
-    limited = solve(Xb, y, 0.001, None, loss, time_limit=0.05, sample_weight=w)
+    limited = find_tree(Xb, y, 0.001, None, loss, time_limit=0.05, sample_weight=w)
     assert limited.status == "time_limit"
     assert limited.lower_bound <= full.objective + 1e-9
     assert limited.objective >= full.objective - 1e-9
@@ -110,8 +110,8 @@ def test_time_limit_returns_best_tree_with_certified_gap(loss, weighted):
 
 def test_memory_limit_stops_gracefully():
     Xb, y = _hard_problem()
-    full = solve(Xb, y, 0.001, None)
-    limited = solve(Xb, y, 0.001, None, memory_limit=0.5)
+    full = find_tree(Xb, y, 0.001, None)
+    limited = find_tree(Xb, y, 0.001, None, memory_limit=0.5)
     assert limited.status == "memory_limit"
     assert limited.lower_bound <= full.objective + 1e-9 <= limited.objective + 2e-9
 
@@ -122,7 +122,7 @@ def test_every_stored_bound_and_value_is_valid(loss):
     checked = 0
     for seed in range(25):
         Xb, y, lam, depth = random_problem(3 * seed + 1)
-        checked += _check_table(solve(Xb, y, lam, depth, loss, keep_table=True), Xb, y, lam, loss, None, seed)
+        checked += _check_table(find_tree(Xb, y, lam, depth, loss, keep_table=True), Xb, y, lam, loss, None, seed)
     assert checked > 100
 
 
@@ -181,7 +181,7 @@ def _squared_problem(seed):
         words = _bitsets(np.isin(np.arange(len(cw)), subset)[:, None], n_words)[0]
         return words, np.nonzero(np.isin(row_class, subset))[0]
 
-    return (Xb, y, w, lam), problem, _search.new_scratch(problem, _search.pair_width(problem)), subproblem
+    return (Xb, y, w, lam), problem, _search.new_buffers(problem, _search.pair_width(problem)), subproblem
 
 
 def test_depth_two_solver_is_exact():
@@ -190,15 +190,15 @@ def test_depth_two_solver_is_exact():
     rng = np.random.default_rng(3)
     checked = 0
     for seed in range(150):
-        (Xb, y, w, lam), problem, scratch, subproblem = _squared_problem(seed)
+        (Xb, y, w, lam), problem, buffers, subproblem = _squared_problem(seed)
         n_classes = problem.class_weight.shape[0]
         for trial in range(3):
             subset = np.arange(n_classes) if trial == 0 else np.nonzero(rng.random(n_classes) < 0.6)[0]
             if subset.size == 0:
                 continue
             words, rows = subproblem(subset)
-            value, j, k0, k1 = _search._depth_two(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
-                                                  scratch.kept, scratch.slot, scratch.active, scratch.ones)
+            value, j, k0, k1 = _search._depth_two(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
+                                                  buffers.kept, buffers.slot, buffers.active, buffers.ones)
             expected = brute_force_objective(Xb, y, lam, 2, rows=rows, sample_weight=w)
             assert value == pytest.approx(expected, abs=1e-9), (seed, trial)
             tree = {"rows": rows}
@@ -225,17 +225,17 @@ def test_terminal_solver_in_the_search_is_exact_with_weights(depth):
     """Whole searches whose depth-two subproblems go to the terminal solver, against exhaustive search."""
     for seed in range(60):
         Xb, y, w, lam = _terminal_case(seed)
-        result = solve(Xb, y, lam, depth, sample_weight=w, keep_table=True)
+        result = find_tree(Xb, y, lam, depth, sample_weight=w, keep_table=True)
         expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
         assert result.objective == pytest.approx(expected, abs=1e-9), seed
         assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
 
 
-def _children(scratch, lam, j, n, tw, ts, tq, tv, leaves, active):
+def _children(buffers, lam, j, n, tw, ts, tq, tv, leaves, active):
     """The search's values (or bounds) of split ``j``'s children, each a leaf or split once more."""
-    cells = np.empty_like(scratch.pairs)
-    _search._score_pairs(lam, scratch.pairs, scratch.pair_within, n, tw, ts, tq, tv, leaves, active, active.size, cells)
-    leaf0, leaf1 = _search._leaves_of(scratch.pairs, j, tw, ts, tq, lam)
+    cells = np.empty_like(buffers.pairs)
+    _search._score_pairs(lam, buffers.pairs, buffers.pair_within, n, tw, ts, tq, tv, leaves, active, active.size, cells)
+    leaf0, leaf1 = _search._leaves_of(buffers.pairs, j, tw, ts, tq, lam)
     return _search._split_children(cells, j, leaf0, leaf1, 0.0, active, active.size)
 
 
@@ -245,21 +245,21 @@ def test_lookahead_bounds_of_children_are_valid():
     rng = np.random.default_rng(4)
     checked = 0
     for seed in range(60):
-        (Xb, y, w, lam), problem, scratch, subproblem = _squared_problem(seed)
+        (Xb, y, w, lam), problem, buffers, subproblem = _squared_problem(seed)
         subset = np.nonzero(rng.random(problem.class_weight.shape[0]) < 0.7)[0]
         if subset.size < 2:
             continue
         words, rows = subproblem(subset)
-        _search._index_features(words, problem.feature_bits, scratch.kept, scratch.slot)
-        n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
-                                               True, scratch.slot, scratch.kept[0], scratch.ones)
-        active = scratch.active[:_search._active_list(scratch.pairs, n, scratch.kept[0], scratch.active)].copy()
+        _search._index_features(words, problem.feature_bits, buffers.kept, buffers.slot)
+        n, tw, ts, tq, tv = _search._pair_sums(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
+                                               True, buffers.slot, buffers.kept[0], buffers.ones)
+        active = buffers.active[:_search._active_list(buffers.pairs, n, buffers.kept[0], buffers.active)].copy()
         for j in range(Xb.shape[1]):
             hit = Xb[rows, j] == 1
             if hit.all() or not hit.any():
                 continue
-            exact = _children(scratch, lam, scratch.slot[j], n, tw, ts, tq, tv, True, active)
-            bound = _children(scratch, lam, scratch.slot[j], n, tw, ts, tq, tv, False, active)
+            exact = _children(buffers, lam, buffers.slot[j], n, tw, ts, tq, tv, True, active)
+            bound = _children(buffers, lam, buffers.slot[j], n, tw, ts, tq, tv, False, active)
             for side, part in ((0, rows[~hit]), (1, rows[hit])):
                 assert exact[side] == pytest.approx(brute_force_objective(Xb, y, lam, 1, rows=part, sample_weight=w),
                                                     abs=1e-9), (seed, j)
@@ -284,7 +284,7 @@ def test_deep_limits_are_exact_and_store_valid_bounds(depth):
             y = np.concatenate([y, y[: len(y) // 2] + 1.0])
             w = np.concatenate([w, w[: len(w) // 2]])
         lam = max(lam, 0.002)
-        result = solve(Xb, y, lam, depth, sample_weight=w, keep_table=True)
+        result = find_tree(Xb, y, lam, depth, sample_weight=w, keep_table=True)
         expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
         assert result.objective == pytest.approx(expected, abs=1e-9), seed
         assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
@@ -299,7 +299,7 @@ def test_lookahead_bound_of_a_subproblem_is_valid():
     rng = np.random.default_rng(5)
     checked = 0
     for seed in range(80):
-        (Xb, y, w, lam), problem, scratch, subproblem = _squared_problem(seed)
+        (Xb, y, w, lam), problem, buffers, subproblem = _squared_problem(seed)
         n_classes = problem.class_weight.shape[0]
         subset = np.nonzero(rng.random(n_classes) < 0.8)[0]
         if subset.size < 2:
@@ -311,14 +311,14 @@ def test_lookahead_bound_of_a_subproblem_is_valid():
             if part.size == 0:
                 continue
             sub, _ = subproblem(part)
-            slot = _search._entry(problem, memo, scratch, sub, 2, 0.0)
+            slot = _search._entry(problem, memo, buffers, sub, 2, 0.0)
             assert np.isfinite(memo.value[slot])
-        _search._index_features(words, problem.feature_bits, scratch.kept, scratch.slot)
-        n, tw, ts, tq, tv = _search._pair_sums(problem, words, scratch.members, scratch.pairs, scratch.pair_within,
-                                               True, scratch.slot, scratch.kept[0], scratch.ones)
-        bound = _search._lookahead_bound(problem.lam, scratch.pairs, scratch.pair_within, n, tw, ts, tq, tv,
-                                         scratch.kept, scratch.active, scratch.cells, memo, words, problem.feature_bits,
-                                         scratch.other)
+        _search._index_features(words, problem.feature_bits, buffers.kept, buffers.slot)
+        n, tw, ts, tq, tv = _search._pair_sums(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
+                                               True, buffers.slot, buffers.kept[0], buffers.ones)
+        bound = _search._lookahead_bound(problem.lam, buffers.pairs, buffers.pair_within, n, tw, ts, tq, tv,
+                                         buffers.kept, buffers.active, buffers.cells, memo, words, problem.feature_bits,
+                                         buffers.other)
         for d in (2, 3, 4):
             assert bound <= brute_force_objective(Xb, y, lam, d, rows=rows, sample_weight=w) + 1e-9, (seed, d)
         checked += 1
@@ -333,9 +333,9 @@ def test_deep_limit_without_room_for_kept_pair_sums(monkeypatch):
     for seed in range(0, 40, 3):
         Xb, y, w, lam = _terminal_case(seed)
         lam = max(lam, 0.002)
-        with_sums = solve(Xb, y, lam, 5, sample_weight=w)
+        with_sums = find_tree(Xb, y, lam, 5, sample_weight=w)
         monkeypatch.setattr(osrt, "_KEPT_PAIR_BYTES", 0)
-        without = solve(Xb, y, lam, 5, sample_weight=w)
+        without = find_tree(Xb, y, lam, 5, sample_weight=w)
         monkeypatch.undo()
         assert without.objective == pytest.approx(with_sums.objective, abs=1e-12), seed
         assert without.objective == pytest.approx(brute_force_objective(Xb, y, lam, 5, sample_weight=w), abs=1e-9)
