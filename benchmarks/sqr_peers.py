@@ -35,7 +35,7 @@ import numpy as np
 from sklearn.model_selection import KFold
 
 from parsimony.datasets import load_dataset
-from parsimony.experiments.baselines import weighted_quantile
+from parsimony.losses import weighted_quantile
 from parsimony.metrics import (
     absolute_coverage_error, complexity, coverage, expression_complexity, normalized_quantile_loss, pinball_loss,
 )
@@ -102,7 +102,7 @@ def eggp_parsimony(expression: str) -> float:
 def fit_peer(peer: str, X, y, tau: float):
     """Fit ``peer`` on ``(X, y)``; returns ``(predict function, parsimony, expression)``."""
     if peer == "constant":
-        value = weighted_quantile(y, tau)
+        value = weighted_quantile(y, None, tau)
         return (lambda Z: np.full(len(Z), value)), 1.0, repr(float(value))
     if peer == "lqr":
         from sklearn.linear_model import QuantileRegressor

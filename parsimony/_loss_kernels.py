@@ -8,7 +8,7 @@ with the loss objects' ``value`` up to rounding (tests/test_losses.py).
 from __future__ import annotations
 
 from ._numba import njit
-from .losses import LOSS_PINBALL, LOSS_SQUARED
+from .losses import LOSS_PINBALL, LOSS_SQUARED, QUANTILE_TOLERANCE
 
 
 @njit(error_model="numpy", inline="always")
@@ -56,3 +56,27 @@ def loss_of_scalar(v, y, w, loss_kind, tau):
     for i in range(y.shape[0]):
         total += w[i] * pointwise_loss(y[i] - v, loss_kind, tau)
     return total
+
+
+@njit(error_model="numpy")
+def lower_quantile_position(cum, start, stop, level):
+    """Position of the lower weighted ``level``-quantile of sorted values ``start..stop-1``.
+
+    ``cum`` holds cumulative weights of values sorted ascending: ``cum[i + 1] - cum[start]`` is the
+    weight of values ``start..i``. Returns the first ``i`` whose weight reaches ``level`` of their
+    total within :data:`~parsimony.losses.QUANTILE_TOLERANCE` (relative to ``max(cum[stop], 1)``),
+    by bisection; the value there minimises the weighted pinball loss at ``level`` over constants
+    (the twin of :func:`parsimony.losses.weighted_quantile`); ``start`` when the total is 0.
+    """
+    base = cum[start]
+    top = cum[stop]
+    target = level * (top - base) - QUANTILE_TOLERANCE * (top if top > 1.0 else 1.0)
+    lo = start
+    hi = stop - 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cum[mid + 1] - base >= target:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo

@@ -17,13 +17,19 @@ from ._validation import check_quantile
 #: Loss codes shared by every numba kernel (symbolic search, trees, metrics).
 LOSS_SQUARED, LOSS_ABSOLUTE, LOSS_PINBALL = 0, 1, 2
 
+#: Relative rounding tolerance of the lower weighted quantile: a cumulative weight within this
+#: share of the largest cumulative weight (at least 1) below ``level`` of the total reaches it, so
+#: that integer weights give the quantile of repeated rows (``0.7 * 10`` rounds above 7). The numba
+#: twin is :func:`parsimony._loss_kernels.lower_quantile_position`.
+QUANTILE_TOLERANCE = 1e-12
+
 
 def grouped_weighted_quantiles(groups, values, level, weights=None) -> np.ndarray:
     """Lower weighted ``level``-quantile of ``values`` within each group ``0..groups.max()``.
 
     Per group, the smallest value whose cumulative weight (values sorted) reaches ``level`` of
-    the group's total, up to a relative rounding tolerance of 1e-12 (so that unweighted data
-    gives ``numpy.quantile(..., method="inverted_cdf")``); it minimises the weighted pinball loss
+    the group's total, up to :data:`QUANTILE_TOLERANCE` (so that unweighted data gives
+    ``numpy.quantile(..., method="inverted_cdf")``); it minimises the weighted pinball loss
     over constants. A group of zero total weight counts its rows equally; an empty group is NaN.
     """
     return _GroupedSorted(groups, values, weights).quantiles(level)
@@ -50,7 +56,7 @@ class _GroupedSorted:
         self.starts = self.ends - counts
         self.base = np.where(self.starts > 0, self.cum[np.maximum(self.starts - 1, 0)], 0.0)
         self.totals = totals
-        self.tol = 1e-12 * max(float(self.cum[-1]), 1.0)
+        self.tol = QUANTILE_TOLERANCE * max(float(self.cum[-1]), 1.0)
 
     def quantiles(self, level) -> np.ndarray:
         """The lower weighted ``level``-quantile of every group (NaN for an empty one)."""
@@ -71,8 +77,24 @@ def weighted_quantiles(values, weights, levels) -> np.ndarray:
 
 
 def weighted_quantile(values, weights, level) -> float:
-    """Lower weighted ``level``-quantile of ``values`` (``weights`` None: equal weights)."""
-    return float(weighted_quantiles(values, weights, [level])[0])
+    """Lower weighted ``level``-quantile of ``values`` (``weights`` None: equal weights).
+
+    The smallest value whose weighted share of values at or below it reaches ``level`` (up to
+    :data:`QUANTILE_TOLERANCE`): it minimises the weighted pinball loss at ``level`` over
+    constants, equals ``numpy.quantile(values, level, method="inverted_cdf")`` without weights,
+    and integer weights act as repeated values. The one Python definition (kernels use
+    :func:`parsimony._loss_kernels.lower_quantile_position`).
+
+    Examples
+    --------
+    >>> from parsimony.losses import weighted_quantile
+    >>> weighted_quantile([3.0, 1.0, 2.0], [1, 1, 2], 0.5)
+    2.0
+    """
+    values = np.asarray(values, dtype=np.float64).ravel()
+    if values.size == 0:
+        raise ValueError("weighted_quantile needs at least one value")
+    return float(weighted_quantiles(values, weights, [check_quantile(level, "level")])[0])
 
 
 class Loss:

@@ -65,3 +65,49 @@ def test_julia_source_is_the_same_function(loss):
         assert repr(loss.tau) in text
     assert ("abs(r)" in text) == isinstance(loss, Absolute)
     assert ("r * r" in text) == isinstance(loss, Squared)
+
+
+def _least_pinball_value(values, tau, weights=None):
+    """The smallest of ``values`` whose constant prediction has the least weighted pinball loss."""
+    totals = np.array([Pinball(tau).total(values, np.full_like(values, c), weights) for c in values])
+    return values[np.isclose(totals, totals.min(), rtol=1e-12, atol=1e-12)].min()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9, 0.37])
+def test_weighted_quantile_is_the_lower_pinball_minimiser(seed, tau):
+    rng = np.random.default_rng(seed)
+    values = rng.integers(0, 8, size=rng.integers(1, 15)).astype(float)
+    assert weighted_quantile(values, None, tau) == np.quantile(values, tau, method="inverted_cdf")
+    assert weighted_quantile(values, None, tau) == _least_pinball_value(values, tau)
+    weights = rng.integers(1, 4, size=values.size).astype(float)
+    assert weighted_quantile(values, weights, tau) == _least_pinball_value(values, tau, weights)
+    # integer weights are repetitions
+    assert weighted_quantile(values, weights, tau) == weighted_quantile(np.repeat(values, weights.astype(int)), None, tau)
+
+
+def test_weighted_quantile_rejects_bad_input():
+    with pytest.raises(ValueError, match="level"):
+        weighted_quantile([1.0, 2.0], None, 1.0)
+    with pytest.raises(ValueError, match="at least one"):
+        weighted_quantile([], None, 0.5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_quantile_position_is_the_python_quantile(seed):
+    rng = np.random.default_rng(seed)
+    values = np.sort(rng.integers(0, 6, size=30).astype(float))
+    weights = rng.integers(0, 4, size=30).astype(float)
+    weights[0] = 1.0
+    cum = np.concatenate([[0.0], np.cumsum(weights)])
+    for level in (0.1, 0.3, 0.5, 0.7, 0.9):
+        for start, stop in ((0, 30), (4, 17), (9, 10)):
+            if weights[start:stop].sum() == 0:
+                continue
+            pos = K.lower_quantile_position(cum, start, stop, level)
+            assert start <= pos < stop
+            assert values[pos] == weighted_quantile(values[start:stop], weights[start:stop], level)
+    # 0.7 * 10 rounds above 7: the tolerance keeps the 7th of ten unit weights (inverted_cdf)
+    ten = np.arange(11, dtype=float)
+    assert K.lower_quantile_position(ten, 0, 10, 0.7) == 6
+    assert weighted_quantile(np.arange(10.0), None, 0.7) == np.quantile(np.arange(10.0), 0.7, method="inverted_cdf") == 6.0

@@ -36,27 +36,10 @@ from .._validation import (
     POSITIVE, QUANTILE, SKLEARN_RANDOM_STATE, Check, Interval, Options, check_numeric_columns, check_quantile,
     input_feature_names, validate_params,
 )
-from ..losses import grouped_weighted_quantiles
-from ..losses import weighted_quantile as weighted_quantile_of
 from ..base import QuantileScoreMixin
+from ..losses import grouped_weighted_quantiles
 from ..metrics import complexity, pinball_loss
 from ._optional import available, require
-
-# ----------------------------------------------------------------------------- weighted quantile
-
-
-def weighted_quantile(values, quantile, sample_weight=None) -> float:
-    """Lower tau-quantile of ``values`` (inverse of the weighted empirical CDF).
-
-    The smallest value ``v`` whose weighted share of values ``<= v`` reaches ``quantile``; it
-    minimises the (weighted) pinball loss over constants and equals
-    ``numpy.quantile(values, quantile, method="inverted_cdf")`` without weights.
-    """
-    values = np.asarray(values, dtype=np.float64).ravel()
-    if values.size == 0:
-        raise ValueError("weighted_quantile needs at least one value")
-    return weighted_quantile_of(values, sample_weight, check_quantile(quantile))
-
 
 # ----------------------------------------------------------------------------- quantile tree
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit_by_constant as njit  # the loss kind selects the hot loop
+from .._loss_kernels import lower_quantile_position
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 
 
@@ -41,15 +42,7 @@ def _quantile_cost(pw, pm, a, b, values, tau, below_weight, above_weight):
     total = pw[b + 1] - pw[a]
     if total <= 0.0:
         return 0.0
-    # the first point whose cumulative weight reaches tau of the total
-    lo = a
-    hi = b
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if pw[mid + 1] - pw[a] >= tau * total:
-            hi = mid
-        else:
-            lo = mid + 1
+    lo = lower_quantile_position(pw, a, b + 1, tau)
     q = values[lo]
     below = q * (pw[lo + 1] - pw[a]) - (pm[lo + 1] - pm[a])
     above = (pm[b + 1] - pm[lo + 1]) - q * (pw[b + 1] - pw[lo + 1])

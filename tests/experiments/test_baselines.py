@@ -1,4 +1,4 @@
-"""Baselines: the quantile tree's leaves, the weighted quantile, the tuner."""
+"""Baselines: the quantile tree's leaves and the tuner."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from parsimony.experiments.baselines import (
     make_lgbm,
     make_lqr,
     make_qdt,
-    weighted_quantile,
 )
 from parsimony.metrics import pinball_loss
 
@@ -26,26 +25,6 @@ def _brute_quantile(values, tau, weights=None):
     losses = [np.sum(w * np.where(values >= c, tau * (values - c), (1 - tau) * (c - values))) for c in values]
     best = np.min(losses)
     return np.min(values[np.isclose(losses, best, rtol=1e-12, atol=1e-12)])
-
-
-@pytest.mark.parametrize("seed", range(6))
-@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9, 0.37])
-def test_weighted_quantile_is_the_lower_pinball_minimiser(seed, tau):
-    rng = np.random.default_rng(seed)
-    values = rng.integers(0, 8, size=rng.integers(1, 15)).astype(float)
-    assert weighted_quantile(values, tau) == np.quantile(values, tau, method="inverted_cdf")
-    assert weighted_quantile(values, tau) == _brute_quantile(values, tau)
-    weights = rng.integers(1, 4, size=values.size).astype(float)
-    assert weighted_quantile(values, tau, weights) == _brute_quantile(values, tau, weights)
-    # integer weights are repetitions
-    assert weighted_quantile(values, tau, weights) == weighted_quantile(np.repeat(values, weights.astype(int)), tau)
-
-
-def test_weighted_quantile_rejects_bad_input():
-    with pytest.raises(ValueError, match="quantile"):
-        weighted_quantile([1.0, 2.0], 1.0)
-    with pytest.raises(ValueError, match="at least one"):
-        weighted_quantile([], 0.5)
 
 
 @pytest.mark.parametrize("tau", [0.5, 0.9])
