@@ -1,0 +1,92 @@
+"""The additive terms of an expression and their exact loss-optimal coefficients."""
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from parsimony.symbolic._expressions import from_tokens
+from parsimony.symbolic._scaling import pinball_line
+from parsimony.symbolic._terms import least_squares_terms, pinball_regression, top_terms
+
+
+def _lp_optimum(cols, y, w, tau):
+    """min over (a, b) of sum w rho_tau(y - a - cols' b) as an LP with free (a, b) = (plus - minus)."""
+    k, n = cols.shape
+    design = np.c_[np.ones(n), cols.T]
+    p = k + 1
+    cost = np.r_[np.zeros(2 * p), tau * w, (1 - tau) * w]
+    equality = np.c_[design, -design, np.eye(n), -np.eye(n)]
+    return linprog(cost, A_eq=equality, b_eq=y, bounds=[(0, None)] * (2 * p + 2 * n), method="highs").fun
+
+
+def _pinball(r, w, tau):
+    return float(np.sum(w * np.where(r >= 0, tau * r, (tau - 1) * r)))
+
+
+@pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
+@pytest.mark.parametrize("case", ["plain", "ties", "weights", "heavy", "dependent"])
+def test_pinball_regression_reaches_the_lp_optimum(tau, case):
+    rng = np.random.default_rng(abs(hash((tau, case, "terms"))) % 2**32)
+    for _ in range(12):
+        n = int(rng.integers(6, 120))
+        k = int(rng.integers(1, 6))
+        cols = rng.standard_normal((k, n)) * rng.uniform(0.1, 50, size=(k, 1))
+        if case == "ties":
+            cols = np.round(cols / np.abs(cols).max(axis=1, keepdims=True) * 2)
+        if case == "dependent" and k > 1:
+            cols[-1] = 2 * cols[0] - 1  # an affine copy: adds nothing
+        noise = rng.standard_cauchy(n) if case == "heavy" else rng.standard_normal(n)
+        y = rng.standard_normal(k) @ cols + noise + 7
+        if case == "ties":
+            y = np.round(y)
+        w = rng.integers(0, 4, n).astype(float) if case == "weights" else np.ones(n)
+        w[:k + 2] = 1.0
+        coef = np.empty(k)
+        a, loss = pinball_regression(cols, y, w, tau, coef)
+        best = _lp_optimum(cols, y, w, tau)
+        assert loss == pytest.approx(_pinball(y - a - coef @ cols, w, tau), rel=1e-9, abs=1e-9)
+        scale = np.abs(y).max() * w.sum()
+        assert loss <= best + 1e-7 * scale + 1e-9 * abs(best), (n, k, loss, best)
+        if case == "dependent" and k > 1:
+            assert coef[-1] == 0.0
+
+
+@pytest.mark.parametrize("tau", [0.2, 0.5, 0.8])
+def test_one_term_matches_the_exact_line(tau):
+    rng = np.random.default_rng(5)
+    f = rng.standard_normal(80) * 3
+    y = 2 * f + rng.standard_normal(80)
+    w = np.ones(80)
+    coef = np.empty(1)
+    a, loss = pinball_regression(f[None, :], y, w, tau, coef)
+    assert loss == pytest.approx(pinball_line(f, y, w, tau)[2], rel=1e-7)
+
+
+def test_least_squares_terms_matches_lstsq():
+    rng = np.random.default_rng(1)
+    cols = rng.standard_normal((3, 50))
+    cols[2] = 1.0  # a constant column: coefficient 0, the offset takes it
+    y = 1.5 + cols[0] * 2 - cols[1] + rng.standard_normal(50)
+    w = rng.uniform(0.5, 2, 50)
+    coef = np.empty(3)
+    a = least_squares_terms(cols, y, w, coef)
+    design = np.c_[np.ones(50), cols[:2].T] * np.sqrt(w)[:, None]
+    expected = np.linalg.lstsq(design, y * np.sqrt(w), rcond=None)[0]
+    np.testing.assert_allclose([a, *coef[:2]], expected, rtol=1e-10)
+    assert coef[2] == 0.0
+    cols[1, 3] = np.nan
+    assert np.isnan(least_squares_terms(cols, y, w, coef))
+    assert pinball_regression(cols, y, w, 0.5, coef)[1] == np.inf
+
+
+@pytest.mark.parametrize("tokens, expected", [
+    (["x0"], [(0, 0, 1.0)]),
+    (["x0", "x1", "add"], [(0, 0, 1.0), (1, 1, 1.0)]),
+    (["x0", "x1", "x2", "sub", "sub"], [(0, 0, 1.0), (1, 1, -1.0), (2, 2, 1.0)]),
+    (["x0", "x1", "mul", "x2", "sin", "sub", 2.0, "add"], [(0, 2, 1.0), (3, 4, -1.0), (6, 6, 1.0)]),
+])
+def test_top_terms(tokens, expected):
+    ops, _, _ = from_tokens(tokens)
+    starts, ends, signs = np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8)
+    k = top_terms(ops, len(ops), starts, ends, signs)
+    assert [(int(s), int(e), float(g)) for s, e, g in zip(starts[:k], ends[:k], signs[:k])] == expected
