@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import argsort, njit
+from ._evaluator import evaluate
 from ._expressions import ADD, ARITY, CONST, MUL, SUB
 
 MAX_TERMS = 16  # terms beyond this many stay inside the last term
@@ -419,3 +420,78 @@ def pinball_regression(cols, y, w, tau, coef, max_steps=500):
     for r in range(m):
         coef[idx[r]] = beta[r + 1]
     return beta[0], loss
+
+
+# ------------------------------------------------------------------- a sum with new coefficients
+@njit
+def coefficient_slot(ops, start, end):
+    """Position of the constant factor of the term ``ops[start..end]`` (``c * g`` or ``g * c``), -1 if none."""
+    if ops[end] != MUL or end - start < 2:
+        return -1
+    if ops[end - 1] == CONST:
+        return end - 1
+    if ops[start] == CONST and _start_of(ops, end - 1) == start + 1:
+        return start
+    return -1
+
+
+@njit(error_model="numpy")
+def write_sum(ops, feats, vals, k, starts, ends, coefs, offset, o_ops, o_feats, o_vals):
+    """Write ``sum_t coefs[t] * term_t + offset`` into ``o_*``; returns its length, -1 when it does
+    not fit.
+
+    A term whose coefficient is 0 is left out; a term with a constant factor takes the
+    coefficient into it (``coefs[t]`` multiplies the term as it is, sign included by the
+    caller), any other gets a factor ``* coefs[t]`` (two nodes), and the offset is one constant
+    and ``+`` (two nodes; none when it is 0 and terms remain).
+    """
+    cap = o_ops.shape[0]
+    m = 0
+    placed = 0
+    for t in range(k):
+        c = coefs[t]
+        if c == 0.0:
+            continue
+        s, e = starts[t], ends[t]
+        slot = coefficient_slot(ops, s, e)
+        size = e - s + 1 + (0 if slot >= 0 else 2) + (1 if placed > 0 else 0)
+        if m + size > cap:
+            return -1
+        for i in range(s, e + 1):
+            o_ops[m], o_feats[m], o_vals[m] = ops[i], feats[i], vals[i]
+            if i == slot:
+                o_vals[m] = vals[i] * c
+            m += 1
+        if slot < 0:
+            o_ops[m], o_feats[m], o_vals[m] = CONST, 0, c
+            o_ops[m + 1], o_feats[m + 1], o_vals[m + 1] = MUL, 0, 0.0
+            m += 2
+        if placed > 0:
+            o_ops[m], o_feats[m], o_vals[m] = ADD, 0, 0.0
+            m += 1
+        placed += 1
+    if placed == 0 or offset != 0.0:
+        if m + (1 if placed == 0 else 2) > cap:
+            return -1
+        o_ops[m], o_feats[m], o_vals[m] = CONST, 0, offset
+        m += 1
+        if placed > 0:
+            o_ops[m], o_feats[m], o_vals[m] = ADD, 0, 0.0
+            m += 1
+    return m
+
+
+@njit(error_model="numpy")
+def term_columns(ops, feats, vals, k, starts, ends, signs, Xt, ws, cols):
+    """The values of the ``k`` terms, signs included, into rows of ``cols``; False when one is not
+    finite."""
+    n = cols.shape[1]
+    for t in range(k):
+        s, e = starts[t], ends[t]
+        row = cols[t]
+        evaluate(ops[s:e + 1], feats[s:e + 1], vals[s:e + 1], e - s + 1, Xt, ws, row)
+        for i in range(n):
+            row[i] *= signs[t]
+            if not np.isfinite(row[i]):
+                return False
+    return True

@@ -6,7 +6,13 @@ from scipy.optimize import linprog
 
 from parsimony.symbolic._expressions import from_tokens
 from parsimony.symbolic._scaling import pinball_line
-from parsimony.symbolic._terms import least_squares_terms, pinball_regression, top_terms
+from parsimony.symbolic._terms import (
+    least_squares_terms,
+    pinball_regression,
+    term_columns,
+    top_terms,
+    write_sum,
+)
 
 
 def _lp_optimum(cols, y, w, tau):
@@ -59,6 +65,7 @@ def test_one_term_matches_the_exact_line(tau):
     w = np.ones(80)
     coef = np.empty(1)
     a, loss = pinball_regression(f[None, :], y, w, tau, coef)
+    assert loss == pytest.approx(_pinball(y - a - coef[0] * f, w, tau), rel=1e-12)
     assert loss == pytest.approx(pinball_line(f, y, w, tau)[2], rel=1e-7)
 
 
@@ -90,3 +97,36 @@ def test_top_terms(tokens, expected):
     starts, ends, signs = np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8)
     k = top_terms(ops, len(ops), starts, ends, signs)
     assert [(int(s), int(e), float(g)) for s, e, g in zip(starts[:k], ends[:k], signs[:k])] == expected
+
+
+@pytest.mark.parametrize("tokens", [
+    ["x0", "x1", "mul", "x2", "sin", "sub", 2.0, "add"],
+    [3.0, "x0", "mul", "x1", 0.5, "mul", "sub"],
+    ["x0", "x1", "add", "x2", "x0", "mul", "add"],
+])
+def test_write_sum_gives_the_new_coefficients(tokens):
+    """Every term times its new coefficient, plus the offset: constant factors absorb the
+    coefficients, other terms get one, a zero coefficient drops its term."""
+    from parsimony.symbolic._evaluator import evaluate, make_workspace
+
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(30, 3))
+    Xt = np.ascontiguousarray(X.T)
+    ops, feats, vals = from_tokens(tokens)
+    starts, ends, signs = np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8)
+    k = top_terms(ops, len(ops), starts, ends, signs)
+    ws = make_workspace(len(ops) + 3 * k + 2, 30)
+    cols = np.empty((k, 30))
+    assert term_columns(ops, feats, vals, k, starts, ends, signs, Xt, ws, cols)
+    whole = np.empty(30)
+    evaluate(ops, feats, vals, len(ops), Xt, ws, whole)
+    np.testing.assert_allclose(cols.sum(axis=0), whole, rtol=1e-12)
+    coefs = rng.normal(size=k)
+    coefs[-1] = 0.0
+    cap = len(ops) + 3 * k + 2
+    o = (np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap))
+    m = write_sum(ops, feats, vals, k, starts, ends, coefs * signs[:k], 1.25, *o)
+    out = np.empty(30)
+    evaluate(o[0], o[1], o[2], m, Xt, ws, out)
+    np.testing.assert_allclose(out, coefs @ cols + 1.25, rtol=1e-12, atol=1e-12)
+    assert write_sum(ops, feats, vals, k, starts, ends, coefs * signs[:k], 1.25, *(a[:2] for a in o)) == -1
