@@ -26,23 +26,14 @@ import numpy as np
 
 from .._numba import argsort, njit
 from ._evaluator import evaluate
-from ._expressions import ADD, ARITY, CONST, MUL, SUB
+from ._engine import subtree_start
+from ._expressions import ADD, CONST, MUL, SUB
+from ._optimize import _solve_small
 
 MAX_TERMS = 16  # terms beyond this many stay inside the last term
 
 
 # ------------------------------------------------------------------------------ the sum of terms
-@njit
-def _start_of(ops, end):
-    need = 1
-    j = end
-    while True:
-        need += ARITY[ops[j]] - 1
-        if need == 0:
-            return j
-        j -= 1
-
-
 @njit
 def top_terms(ops, length, starts, ends, signs):
     """The terms of the top-level sum of ``ops[:length]``: term ``t`` is nodes ``starts[t]..ends[t]``
@@ -60,51 +51,24 @@ def top_terms(ops, length, starts, ends, signs):
         op = ops[node]
         if (op == ADD or op == SUB) and k + top + 2 <= cap:
             right_end = node - 1
-            left_end = _start_of(ops, right_end) - 1
+            left_end = subtree_start(ops, right_end) - 1
             # the left operand is visited first: pushed last
             stack_end[top], stack_sign[top] = right_end, sign if op == ADD else -sign
             stack_end[top + 1], stack_sign[top + 1] = left_end, sign
             top += 2
             continue
-        starts[k], ends[k], signs[k] = _start_of(ops, node), node, sign
+        starts[k], ends[k], signs[k] = subtree_start(ops, node), node, sign
         k += 1
     return k
 
 
 # --------------------------------------------------------------------------- linear algebra
-@njit(error_model="numpy")
-def _solve(a, b, x):
-    """Solve the small dense system ``a x = b`` by Gaussian elimination with partial pivoting
-    (``a`` and ``b`` are overwritten); returns False when ``a`` is singular to working precision."""
-    p = b.shape[0]
-    scale = 0.0
-    for i in range(p):
-        for j in range(p):
-            scale = max(scale, abs(a[i, j]))
-    if not scale > 0:
-        return False
-    for c in range(p):
-        piv = c
-        for r in range(c + 1, p):
-            if abs(a[r, c]) > abs(a[piv, c]):
-                piv = r
-        if not abs(a[piv, c]) > 1e-12 * scale:
-            return False
-        if piv != c:
-            for j in range(p):
-                a[c, j], a[piv, j] = a[piv, j], a[c, j]
-            b[c], b[piv] = b[piv], b[c]
-        for r in range(c + 1, p):
-            f = a[r, c] / a[c, c]
-            if f != 0.0:
-                for j in range(c, p):
-                    a[r, j] -= f * a[c, j]
-                b[r] -= f * b[c]
-    for c in range(p - 1, -1, -1):
-        s = b[c]
-        for j in range(c + 1, p):
-            s -= a[c, j] * x[j]
-        x[c] = s / a[c, c]
+@njit
+def _all_finite(cols):
+    for t in range(cols.shape[0]):
+        for i in range(cols.shape[1]):
+            if not np.isfinite(cols[t, i]):
+                return False
     return True
 
 
@@ -157,11 +121,9 @@ def least_squares_terms(cols, y, w, coef):
     is constant or dependent on earlier ones) and returns ``a`` (NaN when a column is not finite)."""
     k, n = cols.shape
     keep = np.zeros(k, dtype=np.bool_)
-    for t in range(k):
-        coef[t] = 0.0
-        for i in range(n):
-            if not np.isfinite(cols[t, i]):
-                return np.nan
+    coef[:] = 0.0
+    if not _all_finite(cols):
+        return np.nan
     m = _independent_columns(cols, w, keep)
     wsum, my = 0.0, 0.0
     for i in range(n):
@@ -193,7 +155,7 @@ def least_squares_terms(cols, y, w, coef):
         for c in range(r + 1, m):
             a[r, c] = a[c, r]
     x = np.zeros(m)
-    if not _solve(a, b, x):
+    if not _solve_small(a, b, x):
         return my
     offset = my
     for r in range(m):
@@ -225,7 +187,7 @@ def _basis_solution(design, target, basis, beta):
         b[r] = target[basis[r]]
         for c in range(p):
             a[r, c] = design[basis[r], c]
-    return _solve(a, b, beta)
+    return _solve_small(a, b, beta)
 
 
 @njit(error_model="numpy")
@@ -240,7 +202,7 @@ def _inverse(design, basis, inv):
             for c in range(p):
                 a[r, c] = design[basis[r], c]
             e[r] = 1.0 if r == j else 0.0
-        if not _solve(a, e, col):
+        if not _solve_small(a, e, col):
             return False
         for r in range(p):
             inv[r, j] = col[r]
@@ -396,11 +358,9 @@ def pinball_regression(cols, y, w, tau, coef, max_steps=500):
     finite)."""
     k, n = cols.shape
     keep = np.zeros(k, dtype=np.bool_)
-    for t in range(k):
-        coef[t] = 0.0
-        for i in range(n):
-            if not np.isfinite(cols[t, i]):
-                return np.nan, np.inf
+    coef[:] = 0.0
+    if not _all_finite(cols):
+        return np.nan, np.inf
     m = _independent_columns(cols, w, keep)
     design = np.empty((n, m + 1))
     idx = np.empty(m, dtype=np.int64)
@@ -430,7 +390,7 @@ def coefficient_slot(ops, start, end):
         return -1
     if ops[end - 1] == CONST:
         return end - 1
-    if ops[start] == CONST and _start_of(ops, end - 1) == start + 1:
+    if ops[start] == CONST and subtree_start(ops, end - 1) == start + 1:
         return start
     return -1
 
