@@ -20,10 +20,12 @@ import sys
 
 import numpy as np
 
+from parsimony.metrics import TOKEN_COMPLEXITY
 from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes
 from parsimony.symbolic._search import SearchSettings, run_search
 
-BUDGET = dict(niterations=4, populations=3, population_size=20, ncycles_per_iteration=30, progress=False)
+BUDGET = {"niterations": 4, "populations": 3, "population_size": 20, "ncycles_per_iteration": 30, "progress": False}
 
 
 def _data(seed, n=150, d=3):
@@ -59,7 +61,7 @@ def _front_lines(front):
 
 def _model_lines(name, model):
     yield (f"{name}: n_evaluations={model.n_evaluations_} best_index={model.best_index_} "
-           f"status={model.status_} states={_state_digest(model._search_states)}")
+           f"status={model.status_} states={_state_digest(model._engine_states)}")
     frames = model.equations_ if isinstance(model.equations_, list) else [model.equations_]
     for k, (front, frame) in enumerate(zip(model._fronts, frames)):
         yield f" front {k}: " + " | ".join(frame["equation"])
@@ -81,11 +83,7 @@ def cases():
         return model.fit(X2, y2) if new_rows else model.fit(X, y)
 
     def search(seed, **kw):
-        settings = SearchSettings(**{**dict(maxsize=20, niterations=4, populations=3, population_size=20,
-                                            ncycles_per_iteration=30), **kw})
-        from parsimony.symbolic._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes
-        from parsimony.metrics import TOKEN_COMPLEXITY
-
+        settings = SearchSettings(**{**BUDGET, "maxsize": 20, **kw})
         binops, unops, _ = operator_codes(list(DEFAULT_OPERATORS))
         return run_search(X, y, w, 2, 0.3, binops, unops, complexity_weights(dict(TOKEN_COMPLEXITY)), settings, seed)
 
@@ -117,8 +115,8 @@ def fingerprint(out):
         if isinstance(result, SymbolicQuantileRegressor):
             lines = _model_lines(name, result)
         else:
-            lines = [f"{name}: evaluations={result.evaluations} iterations={result.iterations} "
-                     f"states={_state_digest([result.state])}", *_front_lines(result.front)]
+            head = f"{name}: evaluations={result.evaluations} iterations={result.iterations} "
+            lines = [head + f"states={_state_digest([result.state])}", *_front_lines(result.front)]
         for line in lines:
             print(line, file=out)
         out.flush()

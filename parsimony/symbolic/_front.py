@@ -1,8 +1,27 @@
-"""The Pareto front's scores, shared by the native engine and the PySR glue."""
+"""What the native engine and the PySR glue share: the result of an engine's fit
+(:class:`EngineFit`) and the Pareto front's scores."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+
+
+@dataclass
+class EngineFit:
+    """What an engine returns for the levels of one fit.
+
+    ``fronts``: per level, the Pareto front as a list of dicts (complexity, loss, ops, feats,
+    vals) in increasing complexity; ``statuses``: per level, ``"completed"`` or
+    ``"time_limit"``; ``n_evaluations``: expressions evaluated (0 when the engine does not
+    count them); ``states``: per level, what a warm start of the same engine goes on from.
+    """
+
+    fronts: list
+    statuses: list
+    n_evaluations: int
+    states: list
 
 
 def pareto_scores(complexity, loss) -> np.ndarray:

@@ -1,17 +1,21 @@
 """SymbolicQuantileRegressor's parameters, declared once: the constraint table checked at the
-start of ``fit`` (and by the PySR mapping), and the validated values turned into search settings."""
+start of ``fit`` (and by the PySR mapping), and the validated values turned into the settings of
+a fit (:func:`fit_plan`) that both engines take."""
 
 from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
 
 from .._validation import (
     BOOLEAN, N_JOBS, POSITIVE, RANDOM_STATE, Check, InstanceOf, Interval, Options, check_quantiles, validate_params,
 )
 from ..backend import BACKENDS
-from ..losses import LOSSES, Loss
-from ._expressions import TOKEN_COMPLEXITY, canonical_operator, operator_codes
+from ..losses import LOSSES, Loss, Pinball
+from ._expressions import TOKEN_COMPLEXITY, canonical_operator, complexity_weights, operator_codes
 from ._search import SearchSettings
 
 MODEL_SELECTIONS = ("cost", "best", "score", "accuracy", "elbow", "sic")
@@ -90,3 +94,45 @@ def search_settings(params: dict, engine: str) -> SearchSettings:
         feature_relevance=relevance, batch_size=batch, time_limit=params["time_limit"],
         n_jobs=1 if n_jobs is None else n_jobs, progress=params["progress"],
     )
+
+
+def level_losses(loss, quantiles) -> list:
+    """The loss object of each quantile level, for a validated ``loss`` parameter: the pinball
+    loss at each level (None or "pinball"), else the one loss given (a single level only)."""
+    if loss is None or loss == "pinball":
+        return [Pinball(q) for q in quantiles]
+    if len(quantiles) > 1:
+        raise ValueError("a custom loss fits one model: give a single quantile level")
+    return [LOSSES[loss]() if isinstance(loss, str) else loss]
+
+
+@dataclass
+class FitPlan:
+    """Everything a fit takes from the estimator's validated parameters: the engine, the loss
+    of each quantile level, the search settings, the operators and token weights, and the
+    fit's random generator (seeded once; the subsample, then the engine, draw from it)."""
+
+    engine: str
+    quantiles: list
+    losses: list
+    settings: SearchSettings
+    binops: np.ndarray
+    unops: np.ndarray
+    operators: tuple  # canonical names
+    token_table: dict  # token name -> complexity
+    weights: np.ndarray  # complexity per opcode
+    max_samples: int | None
+    seed: int
+    seeded: bool  # random_state was given (the Julia engine is then seeded with ``seed``)
+    rng: np.random.Generator
+
+
+def fit_plan(params: dict, engine: str, seed: int, seeded: bool) -> FitPlan:
+    """The :class:`FitPlan` of validated parameters ``params`` on ``engine`` ("native" or
+    "julia"), with the integer ``seed`` drawn from ``random_state`` (``seeded``: it was not None)."""
+    binops, unops, names = operator_codes(params["operators"])
+    table = params["complexity_of_operators"] or dict(TOKEN_COMPLEXITY)
+    quantiles = params["quantile"]
+    return FitPlan(engine, quantiles, level_losses(params["loss"], quantiles), search_settings(params, engine),
+                   binops, unops, names, table, complexity_weights(table), params["max_samples"], seed, seeded,
+                   np.random.default_rng(seed))

@@ -19,7 +19,7 @@ from .._validation import check_quantile, seed_from, validate_params
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import Pinball
 from ._expressions import BINARY_OPERATORS, from_tokens
-from ._front import pareto_scores
+from ._front import EngineFit, pareto_scores
 from ._parameters import SQR_PARAMETERS
 
 
@@ -331,30 +331,31 @@ def front_rows(equations, n_features) -> list:
     return rows
 
 
-def fit_fronts(X, y, sample_weight, losses, settings, operators, token_weights, seed, previous=None):
+def fit_fronts(X, y, sample_weight, plan, previous=None) -> EngineFit:
     """SQR's Julia engine: one PySR search per loss (one per quantile level).
 
-    Takes the estimator's validated values, never the estimator: ``losses`` (loss objects),
-    ``settings`` (its :class:`~parsimony.symbolic._search.SearchSettings`), ``operators``
-    (canonical names), ``token_weights`` (the complexity table), ``seed`` (an int) and
-    ``previous`` (the PySR models of the last fit, to go on from with ``warm_start``). Returns
-    ``(fronts, models)``: per level, the Pareto front as :func:`front_rows` (complexity in the
-    token weights, loss the mean training loss) and the fitted PySRRegressor.
+    Takes the estimator's validated values, never the estimator: ``plan`` (its
+    :class:`~parsimony.symbolic._parameters.FitPlan`: losses, search settings, canonical operator
+    names, the complexity table, the seed) and ``previous`` (the PySR models of the last fit, to
+    go on from with ``warm_start``). Returns an :class:`~parsimony.symbolic._front.EngineFit`
+    whose fronts are :func:`front_rows` (complexity in the token weights, loss the mean training
+    loss) and whose states are the fitted PySRRegressors.
 
     Raises
     ------
     ValueError
         For a setting PySR cannot honour (``feature_relevance > 0``: PySR draws features uniformly).
     """
+    settings, losses = plan.settings, plan.losses
     if settings.feature_relevance > 0:
         raise ValueError(f"feature_relevance={settings.feature_relevance!r} is not supported by the Julia engine "
                          "(PySR draws features uniformly): use feature_relevance=0 or 'auto', or backend='native'")
     batch = settings.batch_rows(len(y))
-    params = {"operators": operators, "maxsize": settings.maxsize, "complexity_of_operators": token_weights,
+    params = {"operators": plan.operators, "maxsize": settings.maxsize, "complexity_of_operators": plan.token_table,
               "niterations": settings.niterations, "populations": settings.populations,
               "population_size": settings.population_size, "parsimony": settings.parsimony,
-              "time_limit": settings.time_limit, "random_state": seed, "n_jobs": settings.n_jobs,
-              "progress": settings.progress, "batch_size": batch,
+              "time_limit": settings.time_limit, "random_state": plan.seed if plan.seeded else None,
+              "n_jobs": settings.n_jobs, "progress": settings.progress, "batch_size": batch,
               "ncycles_per_iteration": settings.ncycles_per_iteration,
               "adaptive_parsimony_scaling": settings.adaptive_parsimony_scaling}
     previous = [None] * len(losses) if previous is None or len(previous) != len(losses) else previous
@@ -366,4 +367,4 @@ def fit_fronts(X, y, sample_weight, losses, settings, operators, token_weights, 
             raise RuntimeError(f"PySR returned no usable expression for {loss!r}")
         fronts.append(rows)
         models.append(model)
-    return fronts, models
+    return EngineFit(fronts, ["completed"] * len(losses), 0, models)

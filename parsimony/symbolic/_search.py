@@ -24,6 +24,7 @@ from . import _engine
 from ._engine import Grammar, KernelSettings, Population, Search, kernel_settings, simplify_tree
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
+from ._front import EngineFit
 from ._optimize import optimize_constants
 from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, Candidates, Front, run_phase
 from ._random import new_state
@@ -383,6 +384,25 @@ def _progress_bar(settings):
     from tqdm import tqdm
 
     return tqdm(total=settings.niterations, desc=settings.description or "SQR", leave=False)
+
+
+def search_fronts(X, y, w, plan, previous=None) -> EngineFit:
+    """SQR's native engine: one search per quantile level of ``plan`` (a
+    :class:`~parsimony.symbolic._parameters.FitPlan`), each seeded from the plan's generator, each
+    going on from its state in ``previous`` (the states of an earlier fit, for ``warm_start``)."""
+    seeds = plan.rng.integers(0, 2**62, size=len(plan.quantiles))
+    if previous is None or len(previous) != len(plan.quantiles):
+        previous = [None] * len(plan.quantiles)
+    fronts, statuses, evaluations, states = [], [], 0, []
+    for q, loss, s, resume in zip(plan.quantiles, plan.losses, seeds, previous):
+        plan.settings.description = f"SQR tau={q:g}"
+        result = run_search(X, y, w, loss.code, loss.tau, plan.binops, plan.unops, plan.weights, plan.settings,
+                            int(s), resume=resume)
+        fronts.append(result.front)
+        statuses.append(result.status)
+        evaluations += result.evaluations
+        states.append(result.state)
+    return EngineFit(fronts, statuses, evaluations, states)
 
 
 def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int,

@@ -14,15 +14,14 @@ from .._validation import (
     validate_param,
 )
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
-from ..losses import LOSSES, Pinball, Squared
 from ..base import QuantileScoreMixin
+from ..losses import Pinball, Squared
 from ._evaluator import evaluate, make_workspace
-from ._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes, to_sympy, to_string
-from ._front import pareto_scores
-from ._parameters import MODEL_SELECTIONS, SQR_PARAMETERS, search_settings, validated
+from ._expressions import DEFAULT_OPERATORS, to_sympy, to_string
+from ._front import EngineFit, pareto_scores
+from ._parameters import SQR_PARAMETERS, fit_plan, level_losses, validated
 from ._pysr import fit_fronts, pysr_available
-from ._search import constant_baseline, run_search
-
+from ._search import constant_baseline, search_fronts
 
 
 #: Weight of complexity in ``model_selection="cost"``, per unit of the best constant's loss.
@@ -106,6 +105,14 @@ def calibration_tolerance(quantile, sample_weight) -> float:
     w = np.asarray(sample_weight, dtype=float)
     n_eff = w.sum() ** 2 / np.sum(w * w)
     return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)
+
+
+def _subsample(X, y, w, plan):
+    """At most ``plan.max_samples`` rows, drawn without replacement from the plan's generator."""
+    if plan.max_samples is None or len(y) <= plan.max_samples:
+        return X, y, w
+    rows = np.sort(plan.rng.choice(len(y), size=plan.max_samples, replace=False))
+    return X[rows], y[rows], w[rows]
 
 
 class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
@@ -235,17 +242,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     def _quantiles(self):
         return check_quantiles(self.quantile)
 
-    def _losses(self, quantiles):
-        loss = validate_param("loss", self.loss, SQR_PARAMETERS["loss"])
-        if loss is None or loss == "pinball":
-            return [Pinball(q) for q in quantiles]
-        loss = LOSSES[loss]() if isinstance(loss, str) else loss
-        if len(quantiles) > 1:
-            raise ValueError("a custom loss fits one model: give a single quantile level")
-        return [loss]
-
     def _score_quantiles(self):  # ``score``: D^2 pinball at each level, R^2 for a squared loss
-        losses = self._losses(self._quantiles())
+        losses = level_losses(validate_param("loss", self.loss, SQR_PARAMETERS["loss"]), self._quantiles())
         return None if isinstance(losses[0], Squared) else tuple(loss.tau for loss in losses)
 
     def _engine(self):
@@ -262,72 +260,46 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     def fit(self, X, y, sample_weight=None):
         """Search a Pareto front of expressions per quantile level; returns ``self``."""
         params = validated(self.get_params(deep=False))  # every parameter, checked once
+        X, y, w = self._training_data(X, y, sample_weight)
+        plan = fit_plan(params, self._engine(), seed_from(self.random_state), self.random_state is not None)
+        X, y, w = _subsample(X, y, w, plan)
+        warm = self.warm_start and getattr(self, "backend_", None) == plan.engine
+        engine = fit_fronts if plan.engine == "julia" else search_fronts
+        self._install(X, y, w, plan, engine(X, y, w, plan, previous=self._engine_states if warm else None))
+        return self
+
+    def _training_data(self, X, y, sample_weight):
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        quantiles = params["quantile"]
-        losses = self._losses(quantiles)
-        engine = self._engine()
-        settings = search_settings(params, engine)
-        binops, unops, names = operator_codes(params["operators"])
-        table = params["complexity_of_operators"] or dict(TOKEN_COMPLEXITY)
-        weights = complexity_weights(table)
         w = check_sample_weight(sample_weight, len(y))
-        w = np.ones(len(y)) if w is None else w
-        seed = seed_from(self.random_state)
-        rng = np.random.default_rng(seed)
-        max_samples = params["max_samples"]
-        if max_samples is not None:
-            if len(y) > max_samples:
-                rows = np.sort(rng.choice(len(y), size=max_samples, replace=False))
-                X, y, w = X[rows], y[rows], w[rows]
-        self.feature_names_ = input_feature_names(self)
-        self.operators_ = names
-        self.complexity_weights_ = weights
-        self.quantiles_ = quantiles
+        return X, y, np.ones(len(y)) if w is None else w
 
-        if engine == "julia":
-            fronts, self._pysr_models = fit_fronts(
-                X, y, w, losses, settings, names, table, None if self.random_state is None else seed,
-                previous=getattr(self, "_pysr_models", None) if self.warm_start else None)
-            statuses = ["completed"] * len(quantiles)
-            self.n_evaluations_ = 0
-            self._search_states = None
-        else:
-            fronts, statuses, evaluations, states = [], [], 0, []
-            seeds = rng.integers(0, 2**62, size=len(quantiles))
-            previous = getattr(self, "_search_states", None) if self.warm_start else None
-            if previous is None or len(previous) != len(quantiles):
-                previous = [None] * len(quantiles)
-            for q, loss, s, resume in zip(quantiles, losses, seeds, previous):
-                settings.description = f"SQR tau={q:g}"
-                result = run_search(X, y, w, loss.code, loss.tau, binops, unops, weights, settings, int(s),
-                                    resume=resume)
-                fronts.append(result.front)
-                statuses.append(result.status)
-                evaluations += result.evaluations
-                states.append(result.state)
-            self.n_evaluations_ = evaluations
-            self._search_states = states
-        self.backend_ = engine
-        self._fronts = fronts
-        frames = [self._equations_frame(front) for front in fronts]
+    def _install(self, X, y, w, plan, result: EngineFit):
+        """Set the fitted attributes from the engine's fronts on the (subsampled) training data."""
+        self.feature_names_ = input_feature_names(self)
+        self.operators_ = plan.operators
+        self.complexity_weights_ = plan.weights
+        self.quantiles_ = plan.quantiles
+        self.n_evaluations_ = result.n_evaluations
+        self.backend_ = plan.engine
+        self._engine_states = result.states
+        self._fronts = result.fronts
+        frames = [self._equations_frame(front) for front in result.fronts]
         self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, frame in enumerate(frames):
             preds = [self._evaluate(X, k, i) for i in range(len(frame))]
             frame["coverage"] = [float(np.average(y <= p, weights=w)) for p in preds]
             self._train_ranges.append([(float(np.min(p)), float(np.max(p)), float(np.median(p))) for p in preds])
-        pinball = [isinstance(loss, Pinball) for loss in losses]
         n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
-        indices = [select_equation(f, self.model_selection, q if pb else None, calibration_tolerance(q, w),
-                                   squared_loss=isinstance(loss, Squared), n_samples=n_eff,
-                                   baseline=constant_baseline(y, w, loss.code, loss.tau))
-                   for f, q, pb, loss in zip(frames, quantiles, pinball, losses)]
+        indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
+                                   calibration_tolerance(q, w), squared_loss=isinstance(loss, Squared),
+                                   n_samples=n_eff, baseline=constant_baseline(y, w, loss.code, loss.tau))
+                   for f, q, loss in zip(frames, plan.quantiles, plan.losses)]
         single = np.ndim(self.quantile) == 0
         self.equations_ = frames[0] if single else frames
         self.best_index_ = indices[0] if single else indices
         self.complexity_ = int(sum(f["complexity"].iloc[i] for f, i in zip(frames, indices)))
-        self.status_ = "time_limit" if "time_limit" in statuses else "completed"
-        return self
+        self.status_ = "time_limit" if "time_limit" in result.statuses else "completed"
 
     def _equations_frame(self, front):
         from ._sympy_names import feature_symbol
