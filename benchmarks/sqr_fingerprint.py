@@ -20,9 +20,8 @@ import sys
 
 import numpy as np
 
-from parsimony.metrics import TOKEN_COMPLEXITY
 from parsimony.symbolic import SymbolicQuantileRegressor
-from parsimony.symbolic._expressions import DEFAULT_OPERATORS, complexity_weights, operator_codes
+from parsimony.symbolic._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes
 from parsimony.symbolic._search import SearchSettings, run_search
 
 BUDGET = {"niterations": 4, "populations": 3, "population_size": 20, "ncycles_per_iteration": 30, "progress": False}
