@@ -27,7 +27,7 @@ from collections import namedtuple
 import numpy as np
 
 from .._numba import argsort, njit
-from .._loss_kernels import loss_of_rows
+from .._loss_kernels import loss_of_rows, lower_quantile_position
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._evaluator import binary_scalar, last_rows, tree_loss, unary_scalar
 from ._expressions import (
@@ -780,25 +780,29 @@ def select_kth(a, n, k):
 
 
 @njit(error_model="numpy")
-def optimal_offset(resid, w, wsum, uniform_weights, loss_kind, tau):
-    """The constant ``b`` minimising the weighted loss of ``resid - b``: a weighted quantile or
-    mean (``wsum`` is the sum of ``w``). Reorders ``resid`` when the weights are uniform."""
+def optimal_offset(resid, data):
+    """The constant ``b`` minimising the weighted loss of ``resid - b`` with the weights and loss
+    of ``data``: the weighted mean for the squared loss, else the lower weighted quantile at the
+    loss's level (:func:`~parsimony._loss_kernels.lower_quantile_position`). Reorders ``resid``
+    when the weights are uniform (a selection, no sort)."""
     n = resid.shape[0]
-    if loss_kind == LOSS_SQUARED:
+    w = data.w
+    if data.loss_kind == LOSS_SQUARED:
         acc = 0.0
         for i in range(n):
             acc += w[i] * resid[i]
-        return acc / wsum
-    level = tau if loss_kind == LOSS_PINBALL else 0.5
-    if uniform_weights:
-        return select_kth(resid, n, min(max(int(math.ceil(level * n)) - 1, 0), n - 1))
+        return acc / data.wsum
+    level = data.tau if data.loss_kind == LOSS_PINBALL else 0.5
+    cum = np.empty(n + 1)  # cumulative weights of the residuals in increasing order
+    cum[0] = 0.0
+    if data.uniform_weights:  # the rank alone decides: count each residual once
+        for i in range(n):
+            cum[i + 1] = i + 1.0
+        return select_kth(resid, n, lower_quantile_position(cum, 0, n, level))
     order = argsort(resid)
-    acc = 0.0
     for i in range(n):
-        acc += w[order[i]]
-        if acc >= level * wsum:
-            return resid[order[i]]
-    return resid[order[n - 1]]
+        cum[i + 1] = cum[i] + w[order[i]]
+    return resid[order[lower_quantile_position(cum, 0, n, level)]]
 
 
 @njit(error_model="numpy")
@@ -856,7 +860,7 @@ def _offset_for_slope(rows, data, resid, b):
     n = y.shape[0]
     for i in range(n):
         resid[i] = y[i] - b * rows[i]
-    a = optimal_offset(resid, data.w, data.wsum, data.uniform_weights, data.loss_kind, data.tau)
+    a = optimal_offset(resid, data)
     for i in range(n):
         resid[i] = rows[i] * b + a
     return a, loss_of_rows(resid, y, data.w, data.loss_kind, data.tau) / data.wsum

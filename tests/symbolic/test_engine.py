@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from parsimony.losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
+from parsimony.losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, weighted_quantile
 from parsimony.symbolic import _engine as G
 from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss
@@ -171,6 +171,20 @@ def test_select_kth_matches_sorting():
         a = rng.integers(0, 4, size=n).astype(float) if trial % 2 else rng.normal(size=n)
         k = int(rng.integers(0, n))
         assert G.select_kth(a.copy(), n, k) == np.sort(a)[k]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_optimal_offset_is_the_lower_weighted_quantile(weighted):
+    """The offset of the pinball and absolute losses is losses.weighted_quantile of the residuals,
+    also where level * total weight is an integer up to rounding (0.7 * 10)."""
+    rng = np.random.default_rng(3)
+    for n, tau in [(10, 0.7), (10, 0.3), (7, 0.5), (40, 0.9), (1, 0.2)]:
+        resid = rng.normal(size=n)
+        w = rng.integers(1, 4, size=n).astype(float) if weighted else np.ones(n)
+        data = make_data(np.zeros((1, n)), np.zeros(n), w, LOSS_PINBALL, tau)
+        assert G.optimal_offset(resid.copy(), data) == weighted_quantile(resid, w, tau)
+        absolute = make_data(np.zeros((1, n)), np.zeros(n), w, LOSS_ABSOLUTE, tau)
+        assert G.optimal_offset(resid.copy(), absolute) == weighted_quantile(resid, w, 0.5)
 
 
 @pytest.mark.parametrize("loss_kind, tau", [(LOSS_PINBALL, 0.1), (LOSS_PINBALL, 0.5), (LOSS_PINBALL, 0.9),
