@@ -26,9 +26,10 @@ from sqr_friedman1 import parse_settings  # noqa: E402
 
 from parsimony.experiments.runner import Task, fold_indices  # noqa: E402
 from parsimony.experiments.suites import load_benchmark_dataset  # noqa: E402
+from parsimony.losses import LOSS_PINBALL  # noqa: E402
 from parsimony.metrics import normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor  # noqa: E402
-from parsimony.symbolic._evaluator import make_workspace, tree_loss  # noqa: E402
+from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss  # noqa: E402
 from parsimony.symbolic._expressions import OPCODE, from_tokens  # noqa: E402
 from parsimony.symbolic._search import constant_baseline  # noqa: E402
 
@@ -53,26 +54,26 @@ def _tokens(text):
 def plant(model, X, y, tokens, copies, weights):
     """Replace the first ``copies`` members of every population of ``model``'s search state by the shape."""
     ops, feats, vals = from_tokens(tokens, X.shape[1])
-    state = model._search_states[0]
+    state = model._engine_states[0]
     pops = state.populations
     max_length = pops.ops.shape[2]
     if len(ops) > max_length:
         raise SystemExit(f"the shape has {len(ops)} nodes, more than maxsize allows ({max_length})")
-    data = (np.ascontiguousarray(X.T), y, np.ones(len(y)), float(len(y)), 1, model.quantiles_[0])
-    data = (data[0], np.ascontiguousarray(y, dtype=float), data[2], data[3], model._losses(model.quantiles_)[0].code,
-            float(model.quantiles_[0]))
+    tau = float(model.quantiles_[0])
+    data = make_data(np.ascontiguousarray(X.T), np.ascontiguousarray(y, dtype=float), np.ones(len(y)),
+                     LOSS_PINBALL, tau)
     loss = tree_loss(ops, feats, vals, len(ops), data, make_workspace(max_length, len(y)))
     complexity = int(sum(weights[o] for o in ops))
     for p in range(pops.ops.shape[0]):
         for i in range(copies):
             pops.ops[p, i, :len(ops)], pops.feats[p, i, :len(ops)], pops.vals[p, i, :len(ops)] = ops, feats, vals
             pops.length[p, i], pops.loss[p, i], pops.complexity[p, i] = len(ops), loss, complexity
-    base = constant_baseline(data[1], data[2], data[4], data[5])
+    base = constant_baseline(data.y, data.w, LOSS_PINBALL, tau)
     return loss / base, complexity
 
 
 def holders(model, marker):
-    pops = model._search_states[0].populations
+    pops = model._engine_states[0].populations
     code = OPCODE[marker]
     count = 0
     for p in range(pops.ops.shape[0]):
