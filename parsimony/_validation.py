@@ -332,6 +332,34 @@ def _is_category(value) -> bool:
     return False
 
 
+def non_numeric_column(X):
+    """``(label, kind, example)`` of the first column of ``X`` that does not read as numbers (strings,
+    dates, time spans, periods), or None. ``label`` is the column's repr for a DataFrame, else
+    ``"j (xj)"``."""
+    if getattr(X, "dtype", None) is not None and X.dtype.kind in "biuf":
+        return None
+    columns = list(X.columns) if hasattr(X, "columns") and hasattr(X, "iloc") else None
+    if columns is not None and all(getattr(dtype, "kind", "O") in "biuf" for dtype in X.dtypes):
+        return None
+    table = X if columns is not None else np.asarray(X, dtype=object)
+    if getattr(table, "ndim", 0) != 2:
+        return None
+    for j in range(table.shape[1]):
+        column = table.iloc[:, j] if columns is not None else table[:, j]
+        kind = getattr(column, "dtype", None)
+        example = (column.iloc[0] if columns is not None else column[0]) if len(column) else None
+        label = repr(columns[j]) if columns is not None else f"{j} (x{j})"
+        if columns is None:
+            kind = type(example).__name__
+        elif getattr(kind, "kind", "") in "mM" or str(kind).startswith(("datetime", "timedelta", "period")):
+            return label, kind, example
+        try:
+            np.asarray(column, dtype=np.float64)
+        except (TypeError, ValueError):
+            return label, kind, example
+    return None
+
+
 def check_numeric_columns(X, estimator: str) -> None:
     """Raise a ValueError naming the categorical (string) columns of ``X`` and how to encode them."""
     cats = categorical_columns(X)

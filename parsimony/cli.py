@@ -60,6 +60,9 @@ def main(argv=None) -> int:
     except (ValueError, TypeError, OSError, sqlite3.Error) as exc:
         print(f"parsimony: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("\nparsimony: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -368,7 +368,19 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
             study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed))
             if len(default) == len(space):
                 study.enqueue_trial(default)
-            study.optimize(lambda t: score(_optuna_params(t, space)), n_trials=n_trials, timeout=limit)
+            interrupted = []
+
+            def objective(trial):
+                try:
+                    return score(_optuna_params(trial, space))
+                except KeyboardInterrupt:  # optuna would log it as a failed trial with a traceback
+                    interrupted.append(trial.number)
+                    study.stop()
+                    raise optuna.TrialPruned() from None
+
+            study.optimize(objective, n_trials=n_trials, timeout=limit)
+            if interrupted:
+                raise KeyboardInterrupt
             if len(study.trials) < n_trials:
                 self.status_ = "time_limit"
         self.tune_time_ = time.perf_counter() - start

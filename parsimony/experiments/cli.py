@@ -7,15 +7,42 @@ import dataclasses
 import sys
 
 
+def _parse_list(text: str):
+    return tuple(item for item in text.replace(",", " ").split() if item)
+
+
+def _nonempty_list(text: str):
+    """A comma-separated option's items; an empty list is an error (not the suite's default)."""
+    items = _parse_list(text)
+    if not items:
+        raise argparse.ArgumentTypeError(f"got {text!r}, which names nothing: give at least one item, comma-separated "
+                                         "(or leave the option out for the suite's default)")
+    return items
+
+
 def _parse_quantiles(text: str):
     try:
-        return tuple(float(q) for q in text.replace(",", " ").split())
+        return tuple(float(q) for q in _nonempty_list(text))
     except ValueError:
         raise argparse.ArgumentTypeError(f"quantiles must be numbers like '0.5,0.9', got {text!r}") from None
 
 
-def _parse_list(text: str):
-    return tuple(item for item in text.replace(",", " ").split() if item)
+def _parse_seeds(text: str):
+    try:
+        return tuple(int(s) for s in _nonempty_list(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seeds must be integers like '0,1,2', got {text!r}") from None
+
+
+def _stored_count(store) -> str:
+    """How many task results ``store`` holds, in words, for the message of an interrupted run."""
+    from .store import ResultStore
+
+    try:
+        with ResultStore(store, readonly=True) as opened:
+            return f"{len(opened)} finished tasks are stored in {store}"
+    except (OSError, ValueError):
+        return f"no task result is stored in {store} yet"
 
 
 def _bench_run(args) -> int:
@@ -31,19 +58,24 @@ def _bench_run(args) -> int:
         if args.data_dir is None:
             raise ValueError("the pmlb suite needs --data-dir (a folder of PMLB .tsv.gz files)")
         suite = pmlb_suite(args.data_dir, datasets=args.datasets, max_rows=args.max_rows)
-    methods = args.methods or suite.methods
-    quantiles = args.quantiles or suite.quantiles
+    methods = args.methods if args.methods is not None else suite.methods
+    quantiles = args.quantiles if args.quantiles is not None else suite.quantiles
     folds = args.folds if args.folds is not None else suite.folds
-    seeds = args.seeds or suite.seeds
+    seeds = args.seeds if args.seeds is not None else suite.seeds
     budget = args.budget or suite.budget
     print(f"parsimony bench: suite {suite.name}, {len(suite.datasets)} datasets, methods {', '.join(methods)}, "
           f"quantiles {', '.join(f'{q:g}' for q in quantiles)}, {folds} folds, seeds {list(seeds)}, budget {budget}, "
           f"store {args.store}", file=sys.stderr)
-    results = run_benchmark(
-        suite.datasets, methods, quantiles=quantiles, folds=folds, seeds=seeds, store=args.store, n_jobs=args.n_jobs,
-        scheduler=args.scheduler, budget=budget, data_dir=args.data_dir, retry_failed=args.retry_failed,
-        progress=not args.no_progress,
-    )
+    try:
+        results = run_benchmark(
+            suite.datasets, methods, quantiles=quantiles, folds=folds, seeds=seeds, store=args.store,
+            n_jobs=args.n_jobs, scheduler=args.scheduler, budget=budget, data_dir=args.data_dir,
+            retry_failed=args.retry_failed, progress=not args.no_progress,
+        )
+    except KeyboardInterrupt:
+        print(f"\nparsimony bench: interrupted; {_stored_count(args.store)} (the running ones are lost); "
+              "rerun the same command to resume", file=sys.stderr)
+        return 130
     from .reporting import failures_table, summary_notes, to_markdown
 
     n_failed = int((results["status"] == "failed").sum())
@@ -92,15 +124,17 @@ def add_bench_parser(commands) -> None:
     run.add_argument("--suite", choices=("quick", "pmlb"), default="quick",
                      help="quick: built-in data, offline, minutes; pmlb: the PMLB files of --data-dir")
     run.add_argument("--data-dir", default=None, help="folder with PMLB .tsv.gz files (pmlb suite)")
-    run.add_argument("--datasets", type=_parse_list, default=None, help="only these datasets (comma-separated)")
+    run.add_argument("--datasets", type=_nonempty_list, default=None, help="only these datasets (comma-separated)")
     run.add_argument("--max-rows", type=int, default=None, help="pmlb suite: skip datasets with more rows")
-    run.add_argument("--methods", type=_parse_list, default=None, help=f"comma-separated method names among {', '.join(METHODS)} (default: the suite's)")
+    run.add_argument("--methods", type=_nonempty_list, default=None, help=f"comma-separated method names among {', '.join(METHODS)} (default: the suite's)")
     run.add_argument("--quantiles", type=_parse_quantiles, default=None, help="e.g. 0.5,0.9 (default: the suite's)")
     run.add_argument("--folds", type=int, default=None, help="cross-validation folds (default 5)")
-    run.add_argument("--seeds", type=lambda t: tuple(int(s) for s in _parse_list(t)), default=None,
+    run.add_argument("--seeds", type=_parse_seeds, default=None,
                      help="comma-separated seeds (default 0)")
     run.add_argument("--budget", choices=("paper", "quick", "tiny"), default=None, help="compute budget (default: the suite's)")
-    run.add_argument("--store", default="results.sqlite", help="SQLite results file (resumed when it exists)")
+    run.add_argument("--store", default="results.sqlite",
+                     help="SQLite results file, resumed when it exists; it holds one experiment (a rerun with "
+                          "other folds, budget or data stops and says what differs: give a new file)")
     run.add_argument("--n-jobs", type=int, default=-1, help="local worker processes (joblib; -1 = all cores, 1 = in this process)")
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
     run.add_argument("--retry-failed", action="store_true", help="rerun tasks stored as failed")

@@ -56,6 +56,7 @@ def dataset_means(results: pd.DataFrame) -> pd.DataFrame:
     """
     if results.empty:
         raise ValueError("the results store has no rows")
+    _check_one_experiment(results)
     df = results.copy()
     if "nql_fold" not in df:  # rows from before the whole-range NQL
         df["nql_fold"] = np.nan
@@ -79,6 +80,28 @@ def dataset_means(results: pd.DataFrame) -> pd.DataFrame:
     out.loc[~out["complete"], metric_cols] = np.nan
     out["transparent"] = out["transparent"].fillna(0).astype(bool)
     return out.drop(columns=["n_ok", "nql_missing"])
+
+
+def _check_one_experiment(results: pd.DataFrame) -> None:
+    """Raise when rows of one (dataset, method, quantile) come from different splits, settings or
+    data, or one dataset's rows from different data: such rows must not be averaged together.
+    (A store cannot hold them; frames joined from several stores can. Rows of stores written before
+    the settings were recorded have none and are not checked.)"""
+    parts = ["folds", "settings", "data"]
+    if not set(parts) <= set(results.columns):
+        return
+    known = results.dropna(subset=parts).drop_duplicates(["dataset", "method", "quantile", *parts])
+    mixed = known[known.duplicated(["dataset", "method", "quantile"], keep=False)]
+    if mixed.empty:
+        data = known.drop_duplicates(["dataset", "data"])
+        mixed = data[data.duplicated("dataset", keep=False)]
+    if not mixed.empty:
+        first = mixed.iloc[0]
+        mixed = mixed[mixed["dataset"] == first["dataset"]]
+        raise ValueError(
+            f"the results mix experiments: dataset {first['dataset']!r} has rows of different splits, settings or data "
+            f"(folds {sorted(set(mixed['folds'].astype(int)))}, settings {sorted(set(mixed['settings']))}, data "
+            f"{sorted(set(mixed['data']))}); report each experiment on its own (one store per experiment)")
 
 
 def _mean_sd(values: pd.Series, decimals: int) -> str:

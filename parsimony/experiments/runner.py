@@ -1,5 +1,10 @@
 """The benchmark runner: (dataset, method, quantile, fold, seed) tasks, locally or on Dask.
 
+A task's key also holds the split's number of folds, the fingerprint of its settings (budget and
+method) and that of its data (:data:`~parsimony.experiments.store.KEY`); a run first binds its
+store to these (:meth:`~parsimony.experiments.store.ResultStore.bind`), so a rerun with other
+settings or other data under a dataset's name stops with an error instead of mixing results.
+
 Every task fits one method on the training part of one cross-validation fold and scores it on the
 test part: normalized quantile loss (Eq. 7), absolute coverage error (Eq. 8), pinball loss,
 coverage, complexity (Appendix B), fit time and the model's text. Only the driver writes to the
@@ -11,7 +16,9 @@ Dask produce identical metric values (fit times differ).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
+import functools
 import json
 import math
 import os
@@ -25,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .._validation import check_array_1d, check_int, check_quantiles, check_same_length
+from .._validation import check_array_1d, check_int, check_quantiles, check_same_length, non_numeric_column
 from ..metrics import absolute_coverage_error, complexity, coverage, normalized_quantile_loss, pinball_loss
-from .store import ResultStore, claim_owner, task_key
-from .suites import MethodSpec, load_benchmark_dataset, resolve_budget, resolve_method
+from .store import KEY, ResultStore, claim_owner, fingerprint, task_key
+from .suites import BUDGETS, MethodSpec, load_benchmark_dataset, resolve_budget, resolve_method
 
 MAX_MODEL_TEXT = 20_000
 #: Seconds a runner's claim on a task lasts unless renewed (its heartbeat renews it every third).
@@ -44,10 +51,15 @@ class Task:
     quantile: float
     fold: int
     seed: int
+    folds: int
+    settings: str
+    data: str
 
     @property
     def key(self) -> tuple:
-        return task_key(self.dataset, self.method, self.quantile, self.fold, self.seed)
+        """The task's key in the store (the columns :data:`~parsimony.experiments.store.KEY`)."""
+        return task_key(self.dataset, self.method, self.quantile, self.fold, self.seed, self.folds, self.settings,
+                        self.data)
 
     @property
     def random_state(self) -> int:
@@ -79,18 +91,17 @@ def model_text(model, feature_names) -> str:
 # ----------------------------------------------------------------------------- one task
 
 
-def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, folds: int, feature_names=None) -> dict:
+def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, feature_names=None) -> dict:
     """Run one task and return its result row; never raises (a failure is a row with ``error``).
 
     ``data`` is the dataset as one array: features, then the target as the last column.
     """
-    row = {"dataset": task.dataset, "method": task.method, "quantile": task.key[2], "fold": task.fold,
-           "seed": task.seed, "transparent": int(spec.transparent), "target": spec.target,
+    row = {**dict(zip(KEY, task.key)), "transparent": int(spec.transparent), "target": spec.target,
            "host": socket.gethostname()}
     try:
         X, y = data[:, :-1], data[:, -1]
         names = list(feature_names) if feature_names is not None else [f"x{j}" for j in range(X.shape[1])]
-        train, test = fold_indices(len(y), folds, task.fold, task.seed)
+        train, test = fold_indices(len(y), task.folds, task.fold, task.seed)
         row.update(n_train=len(train), n_test=len(test), n_features=X.shape[1])
         model = spec.build(task.quantile, task.random_state, budget)
         start = time.perf_counter()
@@ -128,8 +139,53 @@ def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, folds: int,
 # ----------------------------------------------------------------------------- the benchmark
 
 
+def _numeric_features(X, dataset: str) -> np.ndarray:
+    """``X`` as a float64 array; a column that is not numeric raises, naming the dataset and the column."""
+    bad = non_numeric_column(X)
+    if bad is None:
+        try:
+            return np.asarray(X, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"X of dataset {dataset!r} must be numeric: {exc}") from None
+    label, kind, example = bad
+    raise ValueError(f"X of dataset {dataset!r}: column {label} is not numeric ({kind}, e.g. {example!r}); encode it "
+                     "as numbers first (pandas.get_dummies for categories, a number of days for dates)")
+
+
+def data_fingerprint(array: np.ndarray, names) -> str:
+    """Fingerprint of a dataset: its float64 values (features, then the target), shape and column names."""
+    values = np.ascontiguousarray(array, dtype=np.float64)
+    head = json.dumps({"shape": list(values.shape), "dtype": "float64", "columns": names}).encode()
+    return fingerprint(head + values.tobytes())
+
+
+def _build_name(build) -> str:
+    """The qualified name of a method's build function (with the arguments of a ``functools.partial``)."""
+    if isinstance(build, functools.partial):
+        return f"{_build_name(build.func)}(*{build.args!r}, **{build.keywords!r})"
+    return f"{getattr(build, '__module__', None) or '?'}.{getattr(build, '__qualname__', type(build).__qualname__)}"
+
+
+def experiment_entries(data: dict, specs: dict, folds: int, budget) -> dict:
+    """The experiment a run binds its store to (:meth:`ResultStore.bind`): the folds, the budget
+    (its name when it is a named one, and every field), each method's build function and each
+    dataset's fingerprint with its shape."""
+    name = next((n for n, b in BUDGETS.items() if b == budget), None)
+    entries = {"folds": folds, "budget": {"name": name, "fields": dataclasses.asdict(budget)}}
+    entries.update({f"method:{m}": _build_name(spec.build) for m, spec in specs.items()})
+    entries.update({f"data:{d}": {"fingerprint": print_, "rows": int(array.shape[0]), "features": int(array.shape[1] - 1)}
+                    for d, (array, _, print_) in data.items()})
+    return entries
+
+
+def method_settings(spec: MethodSpec, budget) -> str:
+    """Fingerprint of what defines a method's models besides the data and the split: the budget's
+    fields and the method's build function."""
+    return fingerprint({"budget": dataclasses.asdict(budget), "build": _build_name(spec.build)})
+
+
 def _dataset_items(datasets, data_dir):
-    """``name -> (data array, feature names)`` from names or ``(name, X, y)`` triples."""
+    """``name -> (data array, feature names, fingerprint)`` from names or ``(name, X, y)`` triples."""
     if isinstance(datasets, str):
         datasets = [datasets]
     items = {}
@@ -140,7 +196,7 @@ def _dataset_items(datasets, data_dir):
         elif isinstance(item, tuple) and len(item) == 3 and isinstance(item[0], str):
             name, X, y = item
             names = [str(c) for c in X.columns] if hasattr(X, "columns") else None
-            X = np.asarray(X, dtype=np.float64)
+            X = _numeric_features(X, name)
             y = check_array_1d(y, f"y of dataset {name!r}")
             if X.ndim != 2:
                 raise ValueError(f"X of dataset {name!r} must be 2-D, got shape {X.shape}")
@@ -149,18 +205,24 @@ def _dataset_items(datasets, data_dir):
             raise ValueError(f"a dataset must be a name or a (name, X, y) tuple, got {item!r}")
         if name in items:
             raise ValueError(f"dataset {name!r} is listed twice")
-        items[name] = (np.column_stack([X, y]), names)
+        array = np.column_stack([X, y])
+        items[name] = (array, names, data_fingerprint(array, names))
     if not items:
         raise ValueError("datasets is empty")
     return items
 
 
-def make_tasks(datasets, methods, quantiles, folds, seeds) -> list[Task]:
-    """Every (dataset, method, quantile, fold, seed) task; quantile-agnostic methods only at 0.5."""
+def make_tasks(datasets: dict, methods, quantiles, folds, seeds, budget) -> list[Task]:
+    """Every (dataset, method, quantile, fold, seed) task; quantile-agnostic methods only at 0.5.
+
+    ``datasets`` maps each dataset's name to its fingerprint (:func:`data_fingerprint`).
+    """
     specs = [resolve_method(m) for m in methods]
+    budget = resolve_budget(budget)
+    settings = {spec.name: method_settings(spec, budget) for spec in specs}
     return [
-        Task(d, spec.name, q, f, s)
-        for d in datasets for spec in specs for q in quantiles if spec.runs_at(q)
+        Task(d, spec.name, q, f, s, folds, settings[spec.name], print_)
+        for d, print_ in datasets.items() for spec in specs for q in quantiles if spec.runs_at(q)
         for s in seeds for f in range(folds)
     ]
 
@@ -185,6 +247,10 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
         Shuffled k-fold cross-validation; the shuffle is seeded by each seed.
     seeds : sequence of int, default=(0,)
     store : str, path or ResultStore, default="results.sqlite"
+        Created when missing, resumed when it exists. A store holds one experiment: the first run
+        records its folds, budget, each method's build function and each dataset's fingerprint
+        (values and column names); a later run may add datasets, methods, quantiles and seeds, but
+        one that differs in any recorded setting raises before computing anything.
     n_jobs : int, default=1
         Local processes (joblib); 1 runs in this process.
     scheduler : str or distributed.Client, optional
@@ -201,6 +267,13 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
     -------
     pandas.DataFrame
         The stored rows of this run's tasks (including those finished by earlier runs).
+
+    Raises
+    ------
+    ExperimentMismatch
+        A ``ValueError`` when ``store`` holds another experiment: it names every setting that
+        differs (folds, budget fields, a method's build, a dataset's data) and how to start a
+        fresh store.
     """
     quantiles = check_quantiles(quantiles, "quantiles")
     folds = check_int(folds, "folds", minimum=2)
@@ -218,10 +291,11 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
     if not specs:
         raise ValueError("methods is empty")
     data = _dataset_items(datasets, data_dir)
-    for name, (array, _) in data.items():
+    for name, (array, _, _) in data.items():
         if array.shape[0] < folds:
             raise ValueError(f"dataset {name!r} has {array.shape[0]} rows, fewer than folds={folds}")
-    tasks = make_tasks(list(data), list(specs.values()), quantiles, folds, seeds)
+    tasks = make_tasks({name: item[2] for name, item in data.items()}, list(specs.values()), quantiles, folds, seeds,
+                       budget)
     idle = [name for name, spec in specs.items() if not any(spec.runs_at(q) for q in quantiles)]
     if idle:
         levels = ", ".join(f"{q:g}" for q in quantiles)
@@ -236,17 +310,17 @@ def run_benchmark(datasets, methods, quantiles=(0.5, 0.9), folds=5, seeds=(0,), 
     own_store = not isinstance(store, ResultStore)
     results = ResultStore(store) if own_store else store
     try:
-        for name, (array, _) in data.items():  # rows of a store from before y_range was stored
-            results.fill_range(name, float(np.ptp(array[:, -1])))
+        results.bind(experiment_entries(data, specs, folds, budget))
         if retry_failed:
-            results.delete([t.key for t in tasks if t.key in results.failed()])
-        _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, progress)
+            failed = results.failed()
+            results.delete([t.key for t in tasks if t.key in failed])
+        _run_claimed(tasks, data, specs, budget, results, n_jobs, scheduler, progress)
         keys = {t.key for t in tasks}
         table = results.load()
     finally:
         if own_store:
             results.close()
-    mask = [task_key(*k) in keys for k in table[["dataset", "method", "quantile", "fold", "seed"]].itertuples(index=False)]
+    mask = [task_key(*k) in keys for k in table[list(KEY)].itertuples(index=False)]
     return table[mask].reset_index(drop=True)
 
 
@@ -275,7 +349,7 @@ class _Heartbeat:
         self._thread.join()
 
 
-def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, progress, lease=None, poll=2.0):
+def _run_claimed(tasks, data, specs, budget, results, n_jobs, scheduler, progress, lease=None, poll=2.0):
     """Run every task not yet stored, claiming each before it starts so that other runners on the
     same store skip it; tasks other runners hold are waited for (or taken over when their lease lapses)."""
     lease = CLAIM_LEASE if lease is None else lease
@@ -304,7 +378,7 @@ def _run_claimed(tasks, data, specs, budget, folds, results, n_jobs, scheduler, 
             else:
                 mine = pending
             if mine:
-                _execute(claimed() if shared else mine, len(mine), data, specs, budget, folds, results, n_jobs, scheduler, progress)
+                _execute(claimed() if shared else mine, len(mine), data, specs, budget, results, n_jobs, scheduler, progress)
             else:
                 time.sleep(poll)  # every pending task is another runner's: wait for it or its lease to lapse
     finally:
@@ -338,7 +412,7 @@ def die_with_parent(parent: int | None = None, interval: float = 1.0) -> None:
     threading.Thread(target=watch, name="parsimony-parent-watch", daemon=True).start()
 
 
-def _execute(pending, total, data, specs, budget, folds, results, n_jobs, scheduler, progress):
+def _execute(pending, total, data, specs, budget, results, n_jobs, scheduler, progress):
     from tqdm.auto import tqdm
 
     from .._numba import compiled_kernels, restart_eta
@@ -346,16 +420,16 @@ def _execute(pending, total, data, specs, budget, folds, results, n_jobs, schedu
     bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
     try:
         if scheduler is not None:
-            rows = _dask_rows(list(pending), data, specs, budget, folds, scheduler)
+            rows = _dask_rows(list(pending), data, specs, budget, scheduler)
         elif n_jobs == 1:
-            rows = (run_task(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1]) for t in pending)
+            rows = (run_task(t, data[t.dataset][0], specs[t.method], budget, data[t.dataset][1]) for t in pending)
         else:
             from joblib import Parallel, delayed
 
             # workers die with the runner (a killed runner leaves no workers), idle ones included
             rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered", initializer=die_with_parent,
                             initargs=(os.getpid(),))(
-                delayed(run_task)(t, data[t.dataset][0], specs[t.method], budget, folds, data[t.dataset][1])
+                delayed(run_task)(t, data[t.dataset][0], specs[t.method], budget, data[t.dataset][1])
                 for t in pending
             )
         compiled = compiled_kernels()
@@ -371,7 +445,7 @@ def _execute(pending, total, data, specs, budget, folds, results, n_jobs, schedu
         bar.close()
 
 
-def _dask_rows(pending, data, specs, budget, folds, scheduler):
+def _dask_rows(pending, data, specs, budget, scheduler):
     """Yield result rows as the cluster finishes them (a lost task becomes a failed row)."""
     from ._optional import require
 
@@ -383,10 +457,10 @@ def _dask_rows(pending, data, specs, budget, folds, scheduler):
             raise ValueError(f"scheduler must be an address like 'tcp://host:8786' or a distributed.Client, got {scheduler!r}")
         client = distributed.Client(scheduler)
     try:
-        scattered = {name: client.scatter(array, broadcast=False) for name, (array, _) in data.items()}
+        scattered = {name: client.scatter(item[0], broadcast=False) for name, item in data.items()}
         futures = {}
         for t in pending:
-            fut = client.submit(run_task, t, scattered[t.dataset], specs[t.method], budget, folds, data[t.dataset][1],
+            fut = client.submit(run_task, t, scattered[t.dataset], specs[t.method], budget, data[t.dataset][1],
                                 pure=False)
             futures[fut] = t
         for fut in distributed.as_completed(list(futures)):
@@ -395,9 +469,8 @@ def _dask_rows(pending, data, specs, budget, folds, scheduler):
                 row = fut.result()
             except Exception as exc:  # the worker died or the task was lost
                 spec = specs[t.method]
-                row = {"dataset": t.dataset, "method": t.method, "quantile": t.key[2], "fold": t.fold, "seed": t.seed,
-                       "transparent": int(spec.transparent), "target": spec.target, "status": "failed",
-                       "error": f"{type(exc).__name__}: {exc}"}
+                row = {**dict(zip(KEY, t.key)), "transparent": int(spec.transparent), "target": spec.target,
+                       "status": "failed", "error": f"{type(exc).__name__}: {exc}"}
             fut.release()
             yield row
     finally:

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as st
 
 from parsimony.experiments.reporting import report, to_latex, to_markdown
-from parsimony.experiments.store import ResultStore
+from parsimony.experiments.store import KEY, ResultStore
 
 DATASETS = [f"d{i}" for i in range(10)]
 # name: (transparent, target, quantiles)
@@ -38,14 +38,15 @@ def store(tmp_path_factory):
         for d, (m, (transparent, target, qs)) in itertools.product(DATASETS, METHODS.items()):
             for q in qs:
                 for fold in (0, 1):
-                    row = {"dataset": d, "method": m, "quantile": q, "fold": fold, "seed": 0, "status": "ok",
+                    row = {"dataset": d, "method": m, "quantile": q, "fold": fold, "seed": 0, "folds": 2,
+                           "settings": f"settings-{m}", "data": f"data-{d}", "status": "ok",
                            "transparent": transparent, "target": target, "n_train": 80, "n_test": 20,
                            "n_features": 3 + DATASETS.index(d), "fit_time": 0.001 * (1 + fold)}
                     for metric in ("nql", "ace", "complexity"):
                         row[metric] = _value(rng, d, m, q, fold, metric)
                     if (d, m, q, fold) == FAILED:
-                        row = {**{k: row[k] for k in ("dataset", "method", "quantile", "fold", "seed", "transparent",
-                                                       "target")}, "status": "failed", "error": "ValueError: boom\nmore"}
+                        row = {**{k: row[k] for k in (*KEY, "transparent", "target")}, "status": "failed",
+                               "error": "ValueError: boom\nmore"}
                     db.add(row)
     return path
 

@@ -42,12 +42,18 @@ def _build_missing(quantile, random_state, budget):
 
 
 def test_make_tasks_gives_quantile_agnostic_methods_tau_half_only():
-    tasks = make_tasks(["a", "b"], ["QDT", "OSRT"], (0.5, 0.9), 3, (0, 1))
+    tasks = make_tasks({"a": "fa", "b": "fb"}, ["QDT", "OSRT"], (0.5, 0.9), 3, (0, 1), "tiny")
     assert len(tasks) == 2 * (2 * 3 * 2 + 1 * 3 * 2)
     assert {t.quantile for t in tasks if t.method == "OSRT"} == {0.5}
     assert len({t.key for t in tasks}) == len(tasks)
-    assert Task("a", "QDT", 0.9, 1, 0).random_state == Task("a", "QDT", 0.9, 1, 0).random_state
-    assert Task("a", "QDT", 0.9, 1, 0).random_state != Task("a", "QDT", 0.9, 2, 0).random_state
+    assert {(t.dataset, t.data) for t in tasks} == {("a", "fa"), ("b", "fb")} and {t.folds for t in tasks} == {3}
+    settings = {t.method: t.settings for t in tasks}
+    assert settings["QDT"] != settings["OSRT"]  # each method's build is part of its settings ...
+    again = make_tasks({"a": "fa"}, ["QDT"], (0.5,), 3, (0,), "quick")
+    assert again[0].settings != settings["QDT"]  # ... and so is the budget
+    task = Task("a", "QDT", 0.9, 1, 0, 3, "s", "fa")
+    assert task.random_state == Task("a", "QDT", 0.9, 1, 0, 3, "s", "fa").random_state
+    assert task.random_state != Task("a", "QDT", 0.9, 2, 0, 3, "s", "fa").random_state
 
 
 def test_folds_partition_the_rows():
@@ -63,7 +69,7 @@ def test_stored_metrics_are_the_task_metrics(tmp_path):
                           budget="tiny")
     assert len(table) == 3 and (table["status"] == "ok").all()
     row = table.iloc[1]
-    task = Task("toy", "QDT", 0.9, 1, 0)
+    task = Task("toy", "QDT", 0.9, 1, 0, 3, row["settings"], row["data"])
     train, test = fold_indices(len(y), 3, 1, 0)
     model = METHODS["QDT"].build(0.9, task.random_state, BUDGETS["tiny"]).fit(X[train], y[train])
     pred = model.predict(X[test])
@@ -284,3 +290,19 @@ def _running(psutil, process) -> bool:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_a_column_that_is_not_numeric_is_named_with_its_dataset(tmp_path):
+    X, y = _data(20)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["city"] = ["Paris", "Lyon"] * 10
+    with pytest.raises(ValueError, match=r"X of dataset 'toy': column 'city' is not numeric \((object|str).*'Paris'"):
+        run_benchmark([("toy", frame, y)], ["OSRT"], quantiles=(0.5,), folds=2, store=tmp_path / "r.sqlite")
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    frame["when"] = pd.date_range("2020-01-01", periods=20)
+    with pytest.raises(ValueError, match=r"X of dataset 'toy': column 'when' is not numeric \(datetime64"):
+        run_benchmark([("toy", frame, y)], ["OSRT"], quantiles=(0.5,), folds=2, store=tmp_path / "r.sqlite")
+    array = np.column_stack([X, ["u", "v"] * 10]).astype(object)
+    with pytest.raises(ValueError, match=r"X of dataset 'toy': column 3 \(x3\) is not numeric \(str"):
+        run_benchmark([("toy", array, y)], ["OSRT"], quantiles=(0.5,), folds=2, store=tmp_path / "r.sqlite")
+    assert not (tmp_path / "r.sqlite").exists()
