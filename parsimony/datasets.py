@@ -2,15 +2,17 @@
 
 Lookup order of :func:`load_dataset` for a name: an explicit path, ``data_dir``, the
 environment variable ``PARSIMONY_DATA``, the user cache directory, and, when online, PMLB's
-public file layout (downloaded into the cache).
+public file layout (downloaded into the cache by :func:`fetch_pmlb`: resumable, checksummed).
 """
 
 from __future__ import annotations
 
+import http.client
 import os
 import urllib.error
-import warnings
 import urllib.request
+import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -106,14 +108,250 @@ def find_dataset(name_or_path, data_dir=None) -> Path | None:
     return None
 
 
-def _download_pmlb(name: str) -> Path:
-    target = cache_dir() / f"{name}.tsv.gz"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_suffix(".part")
-    with urllib.request.urlopen(PMLB_URL.format(name=name), timeout=30) as response:
-        tmp.write_bytes(response.read())
-    tmp.replace(target)
-    return target
+# ------------------------------------------------------------------------------ PMLB fetch
+#: Set to a mirror of PMLB's ``datasets/`` layout (``{name}`` is replaced by the dataset name).
+ENV_PMLB_URL = "PARSIMONY_PMLB_URL"
+_MANIFEST = "checksums.json"
+_CHUNK = 1 << 16
+_MAX_STALLED = 3  # downloads in a row that time out before the source counts as unreachable
+_HOW_TO_GET = (
+    "to get them, download PMLB's files datasets/NAME/NAME.tsv.gz (git clone https://github.com/EpistasisLab/pmlb, "
+    "or `pip install pmlb` and pmlb.fetch_data(NAME, local_cache_dir=DIR)) into a folder DIR and pass "
+    f"--data-dir DIR (data_dir=DIR), set {ENV_DATA}=DIR, or copy them into the cache {{cache}}"
+)
+
+
+def pmlb_url() -> str:
+    """URL template of a PMLB file: ``$PARSIMONY_PMLB_URL`` or PMLB's GitHub repository."""
+    return os.environ.get(ENV_PMLB_URL) or PMLB_URL
+
+
+def known_checksums() -> dict:
+    """``name -> (size, sha256)`` of the PMLB files whose hashes ship with the package."""
+    from importlib import resources
+
+    text = resources.files("parsimony").joinpath("data", "pmlb_checksums.csv").read_text(encoding="utf-8")
+    rows = [line.split(",") for line in text.splitlines() if line and not line.startswith(("#", "dataset,"))]
+    return {name: (int(size), digest) for name, size, digest in rows}
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_manifest(cache: Path) -> dict:
+    import json
+
+    try:
+        data = json.loads((cache / _MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: (int(v["size"]), str(v["sha256"])) for k, v in data.items() if isinstance(v, dict)}
+
+
+def _record(cache: Path, name: str, size: int, digest: str) -> None:
+    """Add ``name`` to the cache's manifest (written atomically)."""
+    import json
+
+    manifest = _read_manifest(cache)
+    manifest[name] = (size, digest)
+    tmp = cache / f".{_MANIFEST}.{os.getpid()}"
+    tmp.write_text(json.dumps({k: {"size": s, "sha256": h} for k, (s, h) in sorted(manifest.items())}, indent=1),
+                   encoding="utf-8")
+    tmp.replace(cache / _MANIFEST)
+
+
+@dataclass
+class FetchResult:
+    """Outcome of :func:`fetch_pmlb`.
+
+    Attributes
+    ----------
+    paths : dict
+        ``name -> Path`` of every dataset now in the cache (downloaded or already there, verified).
+    downloaded : list of str
+        The names downloaded by this call.
+    failed : dict
+        ``name -> reason`` of every dataset that could not be fetched.
+    unreachable : str or None
+        Why the source could not be reached at all (offline), else ``None``.
+    """
+
+    paths: dict = field(default_factory=dict)
+    downloaded: list = field(default_factory=list)
+    failed: dict = field(default_factory=dict)
+    unreachable: str | None = None
+
+    def advice(self, cache=None) -> str:
+        """How to get the datasets that could not be fetched."""
+        return _HOW_TO_GET.format(cache=cache or cache_dir())
+
+
+class _Mismatch(ValueError):
+    """A downloaded file differs from what was expected (checksum, size, table shape)."""
+
+
+def _verify(path: Path, name: str, expected, shape) -> tuple[int, str]:
+    """Size and sha256 of ``path``; raise :class:`_Mismatch` when it differs from ``expected``
+    ``(size, sha256)`` or, lacking a checksum, when it is not a PMLB table of ``shape`` ``(n, d)``."""
+    size, digest = path.stat().st_size, _sha256(path)
+    if expected is not None:
+        if (size, digest) != tuple(expected):
+            raise _Mismatch(f"checksum mismatch: expected sha256 {expected[1][:16]}... ({expected[0]} bytes), got "
+                            f"{digest[:16]}... ({size} bytes)")
+        return size, digest
+    try:
+        frame = _read_csv(path, sep="\t", compression="gzip")
+    except ValueError as exc:
+        raise _Mismatch(f"the downloaded file is not a PMLB table: {exc}") from None
+    if "target" not in frame.columns or frame.shape[1] < 2:
+        raise _Mismatch("the downloaded file is not a PMLB table: no 'target' column beside the features")
+    n, d = frame.shape[0], frame.shape[1] - 1
+    if shape is not None and (n, d) != tuple(shape):
+        raise _Mismatch(f"the downloaded table has {n} rows x {d} features, expected {shape[0]} x {shape[1]}")
+    return size, digest
+
+
+def _download(url: str, part: Path, timeout: float, desc: str, progress: bool) -> None:
+    """Download ``url`` into ``part``, resuming after the bytes it already holds (HTTP Range)."""
+    from tqdm.auto import tqdm
+
+    start = part.stat().st_size if part.exists() else 0
+    request = urllib.request.Request(url, headers={"Range": f"bytes={start}-"} if start else {})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        if start and response.status != 206:  # the server ignores ranges: start over
+            start = 0
+        length = response.headers.get("Content-Length")
+        total = start + int(length) if length and length.isdigit() else None
+        with open(part, "ab" if start else "wb") as fh, \
+                tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=desc, leave=False,
+                     disable=not progress) as bar:
+            for block in iter(lambda: response.read(_CHUNK), b""):
+                fh.write(block)
+                bar.update(len(block))
+        if total is not None and part.stat().st_size < total:
+            raise TimeoutError(f"connection closed after {part.stat().st_size} of {total} bytes")
+
+
+def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, progress: bool = False,
+               log=None) -> FetchResult:
+    """Fetch PMLB datasets into the user cache: resumable, checksummed, one failure never stops the rest.
+
+    A file already in the cache is verified and kept. A download goes to ``NAME.tsv.gz.part`` and
+    resumes from its bytes after an interruption (HTTP Range). A finished file is checked against
+    the sha256 shipped with the package (:func:`known_checksums`) or recorded in the cache's
+    ``checksums.json`` on its first fetch; a file with no checksum yet must read as a PMLB table (of
+    ``shapes[name]`` rows x features when given) and its size and sha256 are then recorded. A
+    mismatching download is discarded. When the source is unreachable (offline), the remaining
+    datasets are not tried.
+
+    Parameters
+    ----------
+    names : iterable of str
+        PMLB dataset names, e.g. ``"192_vineyard"``.
+    cache : path, optional
+        Target folder (default :func:`cache_dir`).
+    url : str, optional
+        URL template with ``{name}`` (default :func:`pmlb_url`).
+    timeout : float, default=30.0
+        Seconds without data before a download is abandoned (it resumes on the next call).
+    shapes : dict, optional
+        ``name -> (n, d)`` expected of a file that has no checksum.
+    progress : bool, default=False
+        A byte progress bar per download.
+    log : callable, optional
+        Called with one line per dataset downloaded or failed.
+
+    Returns
+    -------
+    FetchResult
+    """
+    if isinstance(names, str):
+        names = [names]
+    names = list(dict.fromkeys(names))
+    for name in names:
+        if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
+            raise ValueError(f"names must be PMLB dataset names like '192_vineyard', got {name!r}")
+    timeout = float(timeout)
+    if not timeout > 0:
+        raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
+    cache = Path(cache) if cache is not None else cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    template = url or pmlb_url()
+    if "{name}" not in template:
+        raise ValueError(f"url must contain '{{name}}', got {template!r}")
+    shapes = dict(shapes or {})
+    expected = {**known_checksums(), **_read_manifest(cache)}
+    say = log or (lambda line: None)
+    result, stalled = FetchResult(), 0
+    for i, name in enumerate(names):
+        target, part = cache / f"{name}.tsv.gz", cache / f"{name}.tsv.gz.part"
+        if target.is_file():
+            try:
+                size, digest = _verify(target, name, expected.get(name), shapes.get(name))
+            except _Mismatch as exc:
+                say(f"{name}: the cached file fails its check ({exc}); downloading it again")
+                target.unlink()
+            else:
+                if name not in expected:
+                    _record(cache, name, size, digest)
+                result.paths[name] = target
+                continue
+        if result.unreachable is not None:
+            result.failed[name] = f"not tried: {result.unreachable}"
+            continue
+        source = template.format(name=name)
+        for attempt in (1, 2):
+            try:
+                _download(source, part, timeout, f"{name} ({i + 1}/{len(names)})", progress)
+                size, digest = _verify(part, name, expected.get(name), shapes.get(name))
+            except urllib.error.HTTPError as exc:
+                if exc.code == 416 and attempt == 1 and part.exists():  # the part was complete: check it
+                    try:
+                        size, digest = _verify(part, name, expected.get(name), shapes.get(name))
+                    except _Mismatch:
+                        part.unlink()
+                        continue
+                    break
+                reason = (f"PMLB has no dataset {name!r} (HTTP 404 at {source})" if exc.code == 404
+                          else f"HTTP {exc.code} {exc.reason} at {source}")
+            except _Mismatch as exc:
+                part.unlink(missing_ok=True)
+                reason = f"{exc}; the download was discarded"
+            except (TimeoutError, OSError, http.client.HTTPException) as exc:
+                if isinstance(exc, urllib.error.URLError) and not isinstance(getattr(exc, "reason", None), TimeoutError):
+                    result.unreachable = f"cannot reach {source.split(name)[0]} ({exc.reason})"
+                    reason = result.unreachable
+                else:
+                    kept = part.stat().st_size if part.exists() else 0
+                    reason = (f"timed out or interrupted ({type(exc).__name__}: {exc}; timeout {timeout:g} s); "
+                              f"{kept} bytes kept in the cache, the next fetch resumes from there")
+                    stalled += 1
+                    if stalled >= _MAX_STALLED:
+                        result.unreachable = f"{stalled} downloads in a row timed out or broke off"
+            else:
+                reason = None
+                stalled = 0
+            break
+        if reason is None:
+            part.replace(target)
+            if name not in expected:
+                _record(cache, name, size, digest)
+                expected[name] = (size, digest)
+            result.paths[name] = target
+            result.downloaded.append(name)
+            say(f"{name}: downloaded ({size / 1024:.0f} kB, sha256 {digest[:12]}..."
+                f"{' verified' if name in known_checksums() else ' recorded'})")
+        else:
+            result.failed[name] = reason
+            say(f"{name}: cannot be fetched: {reason}")
+    return result
 
 
 def load_dataset(name_or_path, data_dir=None, download: bool = True) -> tuple[pd.DataFrame, pd.Series]:
@@ -140,12 +378,10 @@ def load_dataset(name_or_path, data_dir=None, download: bool = True) -> tuple[pd
     name = Path(name_or_path).name
     looked = [str(d) for d in _search_dirs(data_dir)]
     if download and "/" not in str(name_or_path) and not any(name.endswith(s) for s in _SUFFIXES):
-        try:
-            return read_table(_download_pmlb(name))
-        except urllib.error.HTTPError as exc:
-            reason = f"PMLB has no dataset named {name!r} (HTTP {exc.code})"
-        except (urllib.error.URLError, OSError, TimeoutError) as exc:
-            reason = f"downloading from PMLB failed (offline?): {exc}"
+        fetched = fetch_pmlb([name])
+        if name in fetched.paths:
+            return read_table(fetched.paths[name])
+        reason = f"fetching it from PMLB failed: {fetched.failed[name]}"
     else:
         reason = "download disabled" if not download else "not a PMLB name"
     raise FileNotFoundError(

@@ -461,15 +461,21 @@ PARAM_SPACES = {
 }
 
 
-def make_lqr(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto"):
-    """Tuned linear quantile regression (standardised features, ``highs`` LP solver)."""
+def make_lqr(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto", tune=True):
+    """Tuned linear quantile regression (standardised features, ``highs`` LP solver).
+
+    ``tune=False`` fits the unpenalised model (``alpha=0``) once, without inner cross-validation:
+    the model the SQR paper's LQR column measures (statsmodels' ``QuantReg``, whose tuned
+    ``max_iter`` does not change a converged fit).
+    """
     from sklearn.linear_model import QuantileRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    model = make_pipeline(StandardScaler(), QuantileRegressor(quantile=check_quantile(quantile), alpha=1e-6, solver="highs"))
-    return TunedQuantileRegressor(model, PARAM_SPACES["LQR"], quantile, cv, n_trials, time_limit, search,
-                                  random_state=random_state)
+    alpha = 1e-6 if tune else 0.0
+    model = make_pipeline(StandardScaler(), QuantileRegressor(quantile=check_quantile(quantile), alpha=alpha, solver="highs"))
+    return TunedQuantileRegressor(model, PARAM_SPACES["LQR"] if tune else None, quantile, cv, n_trials, time_limit,
+                                  search, random_state=random_state)
 
 
 def make_qdt(quantile=0.5, random_state=None, n_trials=20, time_limit=None, cv=5, search="auto"):

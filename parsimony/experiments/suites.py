@@ -120,6 +120,12 @@ def _lqr(quantile, random_state, budget):
     return make_lqr(quantile, random_state, budget.n_trials, budget.tune_time, budget.inner_cv)
 
 
+def _lqr_unpenalised(quantile, random_state, budget):
+    from .baselines import make_lqr
+
+    return make_lqr(quantile, random_state, tune=False)
+
+
 def _qdt(quantile, random_state, budget):
     from .baselines import make_qdt
 
@@ -189,6 +195,7 @@ METHODS = {
     spec.name: spec
     for spec in (
         MethodSpec("LQR", _lqr, requires=("sklearn",)),
+        MethodSpec("LQR-U", _lqr_unpenalised, requires=("sklearn",)),
         MethodSpec("QDT", _qdt, requires=("sklearn",)),
         MethodSpec("LGBM", _lgbm, transparent=False, requires=("lightgbm",)),
         MethodSpec("SQR", _sqr, requires=("parsimony.symbolic",)),
