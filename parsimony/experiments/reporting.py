@@ -285,8 +285,13 @@ def _cell(value) -> str:
     return str(value)
 
 
+def _has_index(df: pd.DataFrame) -> bool:
+    """Whether the index is part of the table (named, or a MultiIndex)."""
+    return df.index.name is not None or isinstance(df.index, pd.MultiIndex)
+
+
 def _flat(df: pd.DataFrame) -> tuple[list, list]:
-    df = df.reset_index() if df.index.name is not None else df
+    df = df.reset_index() if _has_index(df) else df
     headers = [" ".join(str(p) for p in c if str(p)) if isinstance(c, tuple) else str(c) for c in df.columns]
     rows = [[_cell(v) for v in row] for row in df.itertuples(index=False)]
     return headers, rows
@@ -313,7 +318,7 @@ def _latex_escape(text: str) -> str:
 
 def to_latex(df: pd.DataFrame, caption=None) -> str:
     """A LaTeX ``tabular`` (booktabs); two-level columns become a ``\\multicolumn`` header."""
-    frame = df.reset_index() if df.index.name is not None else df
+    frame = df.reset_index() if _has_index(df) else df
     cols = list(frame.columns)
     body = [[_latex_escape(_cell(v)) for v in row] for row in frame.itertuples(index=False)]
     lines = []
@@ -359,6 +364,7 @@ class BenchmarkReport:
     per_dataset: pd.DataFrame
     failures: pd.DataFrame
     tested: list = field(default_factory=list)
+    comparison: object = None
 
     def _stats_view(self, table: pd.DataFrame, wilcoxon=False) -> pd.DataFrame:
         cols = ["metric", "abbr", "quantile", "models", "statistic", "p_value", "significant"] if wilcoxon else \
@@ -385,7 +391,18 @@ class BenchmarkReport:
         parts += ["## Table 11: per dataset", "", to_markdown(self.per_dataset), ""]
         if not self.failures.empty:
             parts += ["## Failed tasks", "", to_markdown(self.failures), ""]
+        if self.comparison is not None:
+            parts += self._comparison_markdown()
         return "\n".join(parts)
+
+    def _comparison_markdown(self) -> list:
+        cmp = self.comparison
+        return ["# Beside the SQR paper", "", cmp.note, "",
+                "## Reproduction of the paper's NQL per method", "", to_markdown(cmp.counts), "",
+                "## Table 2 with the paper's lines", "", to_markdown(cmp.table2), "",
+                "## Section 4's tests on our results, the paper's beside them", "", to_markdown(cmp.tests), "",
+                "## Conclusions", "", to_markdown(cmp.conclusions), "",
+                "## Table 11: ours, the paper's and the difference", "", to_markdown(cmp.table11), ""]
 
     def write(self, out, plots=True) -> list:
         """Write ``report.md`` and every table as CSV and LaTeX (and the PNG plots) into ``out``."""
@@ -395,17 +412,26 @@ class BenchmarkReport:
         (out / "report.md").write_text(self.to_markdown(), encoding="utf-8")
         tables = {"summary": self.summary, "runtime": self.runtime, "friedman": self._stats_view(self.friedman),
                   "wilcoxon": self._stats_view(self.wilcoxon, wilcoxon=True), "per_dataset": self.per_dataset}
+        if self.comparison is not None:
+            cmp = self.comparison
+            tables.update(paper_counts=cmp.counts, paper_table2=cmp.table2, paper_table11=cmp.table11,
+                          paper_tests=cmp.tests, paper_conclusions=cmp.conclusions)
+            cmp.rows.to_csv(out / "paper_rows.csv", index=False)
+            written.append(out / "paper_rows.csv")
         for name, table in tables.items():
             flat = table.copy()
             if isinstance(flat.columns, pd.MultiIndex):
                 flat.columns = [" ".join(str(p) for p in c if str(p)) for c in flat.columns]
-            flat.to_csv(out / f"{name}.csv", index=table.index.name is not None)
+            flat.to_csv(out / f"{name}.csv", index=_has_index(table))
             (out / f"{name}.tex").write_text(to_latex(table, caption=name.replace("_", " ")), encoding="utf-8")
             written += [out / f"{name}.csv", out / f"{name}.tex"]
         self.failures.to_csv(out / "failures.csv", index=False)
         written.append(out / "failures.csv")
         if plots:
             written += self.plot(out)
+            if self.comparison is not None and not self.comparison.rows.empty:
+                self.comparison.plot(out / "paper_nql.png")
+                written.append(out / "paper_nql.png")
         return written
 
     def plot(self, out) -> list:
@@ -441,7 +467,11 @@ class BenchmarkReport:
         return written
 
 
-def report(store, out=None, tested="transparent", alpha=0.05, plots=True) -> BenchmarkReport:
+#: Published results a report can be compared with (``compare=``).
+COMPARISONS = ("sqr-paper",)
+
+
+def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compare=None) -> BenchmarkReport:
     """Build the report of a results store (path, ResultStore or results DataFrame).
 
     Parameters
@@ -455,8 +485,14 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True) -> Ben
         Family-wise level before the Bonferroni corrections.
     plots : bool, default=True
         Write the PNG plots too (only with ``out``).
+    compare : {"sqr-paper"}, optional
+        Put the SQR paper's published figures beside ours (:mod:`parsimony.experiments.paper`): Table 2
+        with the paper's lines, Table 11 ours/paper/difference, reproduction counts, a scatter plot
+        and Section 4's tests on ours beside the paper's (on the methods mapped to its SQR, QDT, LQR).
     """
     alpha = check_quantile(alpha, "alpha")
+    if compare is not None and compare not in COMPARISONS:
+        raise ValueError(f"compare must be one of {COMPARISONS} or None, got {compare!r}")
     results = load_results(store)
     means = dataset_means(results)
     friedman, wilcoxon = statistical_tests(means, tested=tested, alpha=alpha)
@@ -466,6 +502,13 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True) -> Ben
         runtime=runtime_table(means), friedman=friedman, wilcoxon=wilcoxon, per_dataset=per_dataset_table(means),
         failures=failures_table(means, results), tested=_tested_methods(means, tested),
     )
+    if compare == "sqr-paper":
+        from .paper import PAPER_METHODS, compare_with_paper
+
+        paper_tested = sorted(m for m in means["method"].unique() if PAPER_METHODS.get(m) in ("SQR", "QDT", "LQR"))
+        f_paper, w_paper = statistical_tests(means, tested=paper_tested, alpha=alpha) if paper_tested else (
+            friedman.iloc[0:0], wilcoxon.iloc[0:0])
+        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper)
     if out is not None:
         rep.write(out, plots=plots)
     return rep

@@ -15,6 +15,7 @@ is scored as a median estimate, which is what the pinball loss at .5 measures.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -305,3 +306,125 @@ def pmlb_suite(data_dir, datasets=None, max_rows=None) -> Suite:
     if missing:
         raise ValueError(f"datasets not found in {data_dir!r}: {missing}")
     return Suite("pmlb", names, ("LQR", "QDT", "LGBM", "SQR", "SQR10K", "OSRT-Q"), budget="paper")
+
+
+#: Methods of the SQR paper (Section 4.2).
+PAPER_SUITE_METHODS = ("LQR", "QDT", "LGBM", "SQR", "SQR10K")
+
+
+def sqr_paper_suite(datasets=None, max_rows=None) -> Suite:
+    """The SQR paper's experiment: every dataset of its Table 11 by PMLB name (115), LQR, QDT, LGBM,
+    SQR and SQR10K at tau = .5 and .9, 5 folds, the paper budget.
+
+    ``datasets`` restricts it to some of the paper's datasets; ``max_rows`` leaves out those with
+    more rows. The files are looked up locally and fetched by :func:`prepare_datasets`.
+    """
+    from .paper import paper_datasets
+
+    table = paper_datasets()
+    if datasets is not None:
+        unknown = sorted(set(datasets) - set(table["dataset"]))
+        if unknown:
+            raise ValueError(f"datasets not in the SQR paper's Table 11: {unknown}; its datasets are the PMLB names "
+                             f"{', '.join(table['dataset'])}")
+        table = table[table["dataset"].isin(list(datasets))]
+    if max_rows is not None:
+        table = table[table["n"] <= int(max_rows)]
+    if table.empty:
+        raise ValueError(f"no dataset of the SQR paper has at most max_rows={max_rows} rows")
+    return Suite("sqr-paper", tuple(table["dataset"]), PAPER_SUITE_METHODS, budget="paper")
+
+
+def prepare_datasets(names, data_dir=None, fetch=True, progress=False, log=None):
+    """Find every PMLB dataset of ``names`` locally (``data_dir``, ``$PARSIMONY_DATA``, the cache)
+    and fetch the missing ones into the cache (:func:`parsimony.datasets.fetch_pmlb`; files without a
+    shipped checksum must have the rows and features of the paper's Table 11).
+
+    Returns
+    -------
+    available : list of str
+        The names found or fetched, in the order given.
+    missing : dict
+        ``name -> reason`` of those that could not be had.
+    advice : str
+        How to get the missing ones ("" when none is missing).
+    """
+    from ..datasets import fetch_pmlb, find_dataset
+    from .paper import paper_datasets
+
+    names = list(names)
+    absent = [name for name in names if find_dataset(name, data_dir) is None]
+    missing, advice = {}, ""
+    if absent and fetch:
+        shapes = {r.dataset: (int(r.n), int(r.d)) for r in paper_datasets().itertuples()}
+        result = fetch_pmlb(absent, shapes=shapes, progress=progress, log=log)
+        missing = dict(result.failed)
+        if missing:
+            advice = result.advice()
+    elif absent:
+        from ..datasets import FetchResult
+
+        missing = {name: "not found locally and fetching is off" for name in absent}
+        advice = FetchResult().advice()
+    return [name for name in names if name not in missing], missing, advice
+
+
+# Seconds of one fit on this project's 2-core reference machine (measured, nice 10, shared), as
+# ``a * n**b * d**c`` for n training rows and d features; tuning multiplies by the trials run.
+_FIT_OVERHEAD = 2e-3
+_FIT_COST = {
+    "LQR": (2.0e-7, 1.8, 0.3),
+    "LQR-U": (2.0e-7, 1.8, 0.3),
+    "QDT": (3.0e-6, 1.0, 0.8),
+    "LGBM": (1.0e-3, 0.5, 0.3),
+    "SQR": (2.0e-3, 0.55, 0.1),
+    "SQR10K": (2.0e-3, 0.55, 0.1),
+}
+_TUNED = {"LQR", "QDT", "LGBM", "OSRT-Q"}
+
+
+def estimate_task_seconds(method: str, n: int, d: int, budget, folds: int = 5) -> float:
+    """A rough CPU-seconds estimate of one task (tuning and the final fit) of ``method`` on ``n`` rows
+    and ``d`` features; NaN for a method without a cost model. Good to a factor of about 2."""
+    budget = resolve_budget(budget)
+    name = resolve_method(method).name
+    if name not in _FIT_COST:
+        return math.nan
+    a, b, c = _FIT_COST[name]
+    rows = max(1.0, n * (folds - 1) / folds)
+    if name == "SQR10K":
+        rows = min(rows, 10_000)
+    fit = _FIT_OVERHEAD + a * rows**b * max(d, 1) ** c
+    if name in ("SQR", "SQR10K"):
+        default = BUDGETS["paper"]
+        fit *= (budget.sr_iterations * budget.sr_populations * budget.sr_population_size
+                / (default.sr_iterations * default.sr_populations * default.sr_population_size))
+        if budget.sr_time_limit is not None:
+            fit = min(fit, budget.sr_time_limit)
+    if name in _TUNED:
+        inner = fit * (budget.inner_cv - 1) / budget.inner_cv
+        search = budget.n_trials * budget.inner_cv * inner
+        if budget.tune_time is not None:
+            search = min(search, budget.tune_time + inner * budget.inner_cv)
+        return search + fit
+    return fit
+
+
+def estimate_seconds(tasks, sizes: dict, budget, folds: int = 5, measured=None) -> tuple[float, dict]:
+    """CPU seconds of ``tasks`` (``runner.Task`` s) for ``sizes`` ``name -> (n, d)``: the sum of
+    :func:`estimate_task_seconds`, rescaled per method by what ``measured`` (stored result rows with
+    ``fit_time``) shows of this machine. Returns the total and ``method -> seconds`` (NaN: unknown)."""
+    scale = {}
+    if measured is not None and len(measured):
+        ok = measured[measured["status"] == "ok"]
+        for method, sub in ok.groupby("method"):
+            predicted = [estimate_task_seconds(method, *sizes[d], budget, folds) for d in sub["dataset"] if d in sizes]
+            actual = [t for t, d in zip(sub["fit_time"], sub["dataset"]) if d in sizes]  # fit_time includes tuning
+            if predicted and np.nansum(predicted) > 0:
+                scale[method] = float(np.nansum(actual) / np.nansum(predicted))
+    per_method = {}
+    for task in tasks:
+        n, d = sizes[task.dataset]
+        seconds = estimate_task_seconds(task.method, n, d, budget, folds) * scale.get(task.method, 1.0)
+        per_method[task.method] = per_method.get(task.method, 0.0) + seconds
+    return float(sum(v for v in per_method.values() if np.isfinite(v))), per_method
