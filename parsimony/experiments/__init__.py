@@ -28,6 +28,15 @@ _LAZY = {
     "BUDGETS": "parsimony.experiments.suites",
     "quick_suite": "parsimony.experiments.suites",
     "pmlb_suite": "parsimony.experiments.suites",
+    "sqr_paper_suite": "parsimony.experiments.suites",
+    "prepare_datasets": "parsimony.experiments.suites",
+    "estimate_task_seconds": "parsimony.experiments.suites",
+    "compare_with_paper": "parsimony.experiments.paper",
+    "PaperComparison": "parsimony.experiments.paper",
+    "paper_table11": "parsimony.experiments.paper",
+    "paper_table2": "parsimony.experiments.paper",
+    "paper_tests": "parsimony.experiments.paper",
+    "plot_comparison": "parsimony.experiments.paper",
 }
 __all__ = list(_LAZY)
 
