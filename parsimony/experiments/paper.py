@@ -27,7 +27,7 @@ import pandas as pd
 SOURCE = ("Symbolic Quantile Regression for the Interpretable Prediction of Conditional Quantiles (arXiv 2025), "
           "Tables 2, 3, 6-8 and 11")
 #: Our method name -> the paper's column.
-PAPER_METHODS = {"LQR": "LQR", "LQR-U": "LQR", "QDT": "QDT", "LGBM": "LGBM", "SQR": "SQR", "SQR10K": "SQR10K"}
+PAPER_METHODS = {"LQR": "LQR", "LQR-U": "LQR", "LQR-NC": "LQR", "QDT": "QDT", "LGBM": "LGBM", "SQR": "SQR", "SQR10K": "SQR10K"}
 #: Half a unit of the paper's last printed decimal (two decimals).
 PRINTED_PRECISION = 0.005
 #: The issue's reproduction band.
@@ -173,11 +173,12 @@ def _mean_sd(values, decimals) -> str:
     return f"{values.mean():.{decimals}f} ± {sd:.{decimals}f}" if np.isfinite(sd) else f"{values.mean():.{decimals}f} ± -"
 
 
-def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics=("nql", "ace", "complexity")) -> pd.DataFrame:
+def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics: dict) -> pd.DataFrame:
     """Table 2 with two paper lines under each method mapped to the paper: its Table 11 means on
-    the datasets that ran (``paper, same N datasets``) and its published Table 2 (114 datasets)."""
-    from .reporting import METRICS
+    the datasets that ran (``paper, same N datasets``) and its published Table 2 (114 datasets).
 
+    ``metrics`` is the report's ``column -> (label, abbreviation, decimals)`` of ``summary``.
+    """
     published = paper_table2()
     lines = []
     for method in summary.index:
@@ -190,13 +191,13 @@ def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics=("nql
         same, full = pd.Series(index=summary.columns, dtype=object), pd.Series(index=summary.columns, dtype=object)
         for column in summary.columns:
             label, tau = column
-            metric = next((m for m in metrics if METRICS[m][0] == label), None)
+            metric = next((m for m, spec in metrics.items() if spec[0] == label), None)
             if metric is None or not tau:
                 same[column] = full[column] = ours[column] if not tau else ""
                 continue
             q = float(tau.split("=")[1])
             sub = mine[np.isclose(mine["quantile"], q)]
-            same[column] = _mean_sd(sub[f"paper_{metric}"], METRICS[metric][2])
+            same[column] = _mean_sd(sub[f"paper_{metric}"], metrics[metric][2])
             pub = published[(published["method"] == paper) & (published["metric"] == metric)
                              & np.isclose(published["quantile"], q)]
             if len(pub):
@@ -213,7 +214,7 @@ def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics=("nql
 
 
 def side_by_side_table11(rows: pd.DataFrame, metrics=("nql", "ace", "complexity")) -> pd.DataFrame:
-    """Per (tau, dataset): ``(metric, method, ours|paper|diff)`` columns."""
+    """Per (tau, dataset): ``("METRIC METHOD", "ours"|"paper"|"diff")`` columns."""
     if rows.empty:
         return pd.DataFrame()
     frames = []
@@ -221,13 +222,13 @@ def side_by_side_table11(rows: pd.DataFrame, metrics=("nql", "ace", "complexity"
         for part in ("ours", "paper", "diff"):
             wide = rows.pivot_table(index=["quantile", "dataset"], columns="method", values=f"{part}_{metric}",
                                     dropna=False)
-            wide.columns = pd.MultiIndex.from_tuples([(_NAMES[metric], m, part) for m in wide.columns])
+            wide.columns = pd.MultiIndex.from_tuples([(metric, m, part) for m in wide.columns])
             frames.append(wide)
     table = pd.concat(frames, axis=1)
-    order = sorted(table.columns, key=lambda c: ([_NAMES[m] for m in metrics].index(c[0]), c[1],
-                                                ("ours", "paper", "diff").index(c[2])))
-    table = table[order].reset_index().rename(columns={"quantile": "tau"})
-    return table
+    order = sorted(table.columns, key=lambda c: (metrics.index(c[0]), c[1], ("ours", "paper", "diff").index(c[2])))
+    table = table[order]
+    table.columns = pd.MultiIndex.from_tuples([(f"{_NAMES[metric]} {method}", part) for metric, method, part in order])
+    return table.reset_index().rename(columns={"quantile": "tau"})
 
 
 def _pair(models: str, mapping=None) -> frozenset:
@@ -257,16 +258,17 @@ def tests_beside_paper(friedman: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.Dat
 def _test_record(test, metric, row, models, ref) -> dict:
     paper_sig = bool(ref["significant"].iloc[0]) if len(ref) else None
     p = row["p_value"]
+    ran = bool(np.isfinite(p))
     record = {"test": test, "metric": _NAMES[metric], "tau": row["quantile"], "models": models,
               "n_datasets": row["n_datasets"], "ours_statistic": row["statistic"],
-              "ours_p": ("<0.001" if p < 0.001 else f"{p:.4f}") if np.isfinite(p) else "",
-              "ours_significant": "Yes" if row["significant"] else "No"}
+              "ours_p": ("<0.001" if p < 0.001 else f"{p:.4f}") if ran else "",
+              "ours_significant": ("Yes" if row["significant"] else "No") if ran else "not run (too few methods or datasets)"}
     if len(ref):
         ref = ref.iloc[0]
         record.update(paper_statistic=ref["statistic"],
                       paper_p="<0.001" if ref["p_below"] else f"{ref['p_value']:.4f}",
                       paper_significant="Yes" if paper_sig else "No",
-                      agree="yes" if paper_sig == bool(row["significant"]) else "no")
+                      agree=("yes" if paper_sig == bool(row["significant"]) else "no") if ran else "")
     else:
         record.update(paper_statistic=np.nan, paper_p="", paper_significant="", agree="")
     return record
@@ -297,8 +299,9 @@ def conclusions_beside_paper(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.
     return pd.DataFrame(records)
 
 
-def compare_with_paper(means, summary, friedman, wilcoxon) -> PaperComparison:
-    """Compare a benchmark's per-dataset means, Table 2 and tests with the paper's."""
+def compare_with_paper(means, summary, friedman, wilcoxon, metrics) -> PaperComparison:
+    """Compare a benchmark's per-dataset means, Table 2 (whose ``metrics`` are the report's
+    ``column -> (label, abbreviation, decimals)``) and tests with the paper's."""
     rows = compare_rows(means)
     all_rows = paper_table11()
     n_paper = len(all_rows[["quantile", "dataset"]].drop_duplicates())
@@ -313,7 +316,7 @@ def compare_with_paper(means, summary, friedman, wilcoxon) -> PaperComparison:
               f"paper prints two decimals), within the band when <= {BAND}. Methods: "
             + ", ".join(f"{m} -> paper {PAPER_METHODS[m]}" for m in sorted(set(rows["method"])))
             + (f"; not in the paper: {', '.join(unmapped)}" if unmapped else "") + ".")
-    return PaperComparison(rows=rows, counts=reproduction_counts(rows), table2=side_by_side_table2(summary, rows),
+    return PaperComparison(rows=rows, counts=reproduction_counts(rows), table2=side_by_side_table2(summary, rows, metrics),
                            table11=side_by_side_table11(rows), tests=tests_beside_paper(friedman, wilcoxon),
                            conclusions=conclusions_beside_paper(means, wilcoxon), note=note)
 

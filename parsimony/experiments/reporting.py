@@ -508,7 +508,7 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compar
         paper_tested = sorted(m for m in means["method"].unique() if PAPER_METHODS.get(m) in ("SQR", "QDT", "LQR"))
         f_paper, w_paper = statistical_tests(means, tested=paper_tested, alpha=alpha) if paper_tested else (
             friedman.iloc[0:0], wilcoxon.iloc[0:0])
-        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper)
+        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper, METRICS)
     if out is not None:
         rep.write(out, plots=plots)
     return rep

@@ -102,7 +102,7 @@ def test_report_beside_the_paper(paper_store, tmp_path):
     sources = cmp.table2.index.get_level_values("source")
     assert "paper, same 5 datasets (Table 11)" in sources and "paper, 114 datasets (Table 2)" in sources
     assert cmp.table2.loc[("SQR", "paper, 114 datasets (Table 2)"), ("Normalized quantile loss", "tau=0.5")] == "**0.03 ± 0.021**"
-    assert len(cmp.table11) == 10 and ("NQL", "QDT", "diff") in cmp.table11.columns
+    assert len(cmp.table11) == 10 and ("NQL QDT", "diff") in cmp.table11.columns
     # the tests ran on LQR-U, QDT, SQR (the paper's transparent methods), beside the paper's verdicts
     assert set(cmp.tests["test"]) == {"Friedman", "Wilcoxon"} and (cmp.tests["paper_significant"] != "").all()
     assert set(cmp.conclusions["ours_best"]) >= {"SQR"}
@@ -122,7 +122,7 @@ def test_report_without_compare_is_unchanged(paper_store):
 def test_suite_and_bad_datasets():
     suite = sqr_paper_suite()
     assert suite.name == "sqr-paper" and len(suite.datasets) == 115 and suite.budget == "paper"
-    assert suite.methods == ("LQR", "QDT", "LGBM", "SQR", "SQR10K") and suite.quantiles == (0.5, 0.9) and suite.folds == 5
+    assert suite.methods == ("LQR-U", "QDT", "LGBM", "SQR", "SQR10K") and suite.quantiles == (0.5, 0.9) and suite.folds == 5
     assert len(sqr_paper_suite(max_rows=100).datasets) == 19
     with pytest.raises(ValueError, match="not in the SQR paper's Table 11: \\['friedman1'\\]"):
         sqr_paper_suite(datasets=["192_vineyard", "friedman1"])
