@@ -378,16 +378,17 @@ def prepare_datasets(names, data_dir=None, fetch=True, progress=False, log=None)
     return [name for name in names if name not in missing], missing, advice
 
 
-# Seconds of one fit on this project's 2-core reference machine (measured under nice 10 on a shared
-# machine: LQR-U 0.06 s on 800 x 10, 11 s on 6,554 x 21, 23 s on 14,000 x 9 with the default solver;
+# CPU seconds of one fit on this project's 2-core reference machine (LQR-U with the interior-point
+# solver: 95 s CPU for the 340 tasks of the 34 shared PMLB sets; the default HiGHS solver, which the
+# tuned LQR uses, is about 3x slower;
 # QDT 5 ms a fit on 400 x 4, 0.2 s on 14,000 x 9; LGBM 24 ms a fit (100 trees) and SQR 1.1 s on
 # 400 x 7), as ``overhead + a * n**b * d**c`` for n training rows and d features; tuning multiplies
 # by the trials run.
 _FIT_OVERHEAD = 2e-3
 _FIT_COST = {
-    "LQR": (2.0e-7, 1.8, 0.3),
-    "LQR-U": (1.0e-7, 1.8, 0.3),
-    "LQR-NC": (1.0e-7, 1.8, 0.3),
+    "LQR": (3.0e-8, 1.8, 0.3),
+    "LQR-U": (1.0e-8, 1.8, 0.3),
+    "LQR-NC": (1.0e-8, 1.8, 0.3),
     "QDT": (3.0e-6, 1.0, 0.8),
     "LGBM": (7.0e-4, 0.5, 0.3),
     "SQR": (3.4e-2, 0.55, 0.1),

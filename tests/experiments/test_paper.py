@@ -114,6 +114,14 @@ def test_report_beside_the_paper(paper_store, tmp_path):
         report(paper_store, compare="pysr-paper")
 
 
+def test_one_paper_method_gives_the_papers_conclusions_alone(paper_store):
+    rows = ResultStore(paper_store).load()
+    cmp = report(rows[rows["method"] == "QDT"], plots=False, compare="sqr-paper").comparison
+    assert len(cmp.conclusions) == 6 and (cmp.conclusions["ours_best"] == "").all()
+    assert cmp.conclusions["ours_significantly_better_than"].str.startswith("not tested").all()
+    assert (cmp.tests["ours_significant"].str.startswith("not run")).all() and (cmp.tests["agree"] == "").all()
+
+
 def test_report_without_compare_is_unchanged(paper_store):
     rep = report(paper_store, plots=False)
     assert rep.comparison is None and "Beside the SQR paper" not in rep.to_markdown()
