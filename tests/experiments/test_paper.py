@@ -12,7 +12,7 @@ from parsimony import datasets
 from parsimony.cli import main
 from parsimony.experiments import paper
 from parsimony.experiments.reporting import dataset_means, report
-from parsimony.experiments.runner import Task
+from types import SimpleNamespace
 from parsimony.experiments.store import ResultStore
 from parsimony.experiments.suites import (
     BUDGETS, estimate_seconds, estimate_task_seconds, prepare_datasets, sqr_paper_suite,
@@ -83,7 +83,8 @@ def paper_store(tmp_path_factory):
                 for q in ((0.5,) if method == "OSRT" else (0.5, 0.9)):
                     base = t11.loc[(d, q, col), "nql"] if col else 0.1
                     for fold in (0, 1):
-                        db.add({"dataset": d, "method": method, "quantile": q, "fold": fold, "seed": 0, "status": "ok",
+                        db.add({"dataset": d, "method": method, "quantile": q, "fold": fold, "seed": 0, "folds": 2,
+                                "settings": f"settings-{method}", "data": f"data-{d}", "status": "ok",
                                 "transparent": 1, "target": "mean" if method == "OSRT" else "quantile", "n_train": 40,
                                 "n_test": 10, "n_features": 3, "fit_time": 0.01, "nql": base + shift + 1e-4 * fold,
                                 "ace": rng.random() / 5, "complexity": float(rng.integers(2, 30))})
@@ -154,7 +155,7 @@ def test_estimate():
     assert 0 < small < large <= paper_budget.tune_time + 2 * large / paper_budget.n_trials + large
     assert estimate_task_seconds("LQR-U", 500, 5, paper_budget) < estimate_task_seconds("LQR", 500, 5, paper_budget)
     assert np.isnan(estimate_task_seconds("OSRT", 500, 5, paper_budget))
-    tasks = [Task("a", "QDT", 0.5, f, 0) for f in range(5)]
+    tasks = [SimpleNamespace(dataset="a", method="QDT") for _ in range(5)]
     total, per = estimate_seconds(tasks, {"a": (500, 5)}, paper_budget)
     assert total == pytest.approx(5 * small) and per == {"QDT": pytest.approx(5 * small)}
     measured = pd.DataFrame({"dataset": ["a"], "method": ["QDT"], "status": ["ok"], "fit_time": [3 * small]})
