@@ -123,6 +123,15 @@ def test_one_paper_method_gives_the_papers_conclusions_alone(paper_store):
     assert (cmp.tests["ours_significant"].str.startswith("not run")).all() and (cmp.tests["agree"] == "").all()
 
 
+def test_the_tests_take_one_lqr_as_the_paper_does(paper_store):
+    rows = ResultStore(paper_store).load()
+    twin = rows[rows["method"] == "LQR-U"].assign(method="LQR-NC", settings="settings-LQR-NC")
+    cmp = report(pd.concat([rows, twin], ignore_index=True), plots=False, compare="sqr-paper").comparison
+    assert set(cmp.counts["method"]) >= {"LQR-U", "LQR-NC"}
+    models = " ".join(cmp.tests["models"])
+    assert "LQR-NC" in models and "LQR-U" not in models and len(cmp.tests) == 6 + 18
+
+
 def test_report_without_compare_is_unchanged(paper_store):
     rep = report(paper_store, plots=False)
     assert rep.comparison is None and "Beside the SQR paper" not in rep.to_markdown()
