@@ -4,7 +4,8 @@ Issue 27 asks whether the search misses ``sin(pi x0 x1)`` and ``(x2 - 1/2)^2`` b
 parsimony pressure drop them (they would not survive when planted) or because variation never
 builds them (they survive when planted but never appear otherwise). For each quick-suite fold of
 Friedman #1 at ``--tau``: a fit of one iteration (``warm_start``), then ``--copies`` members of every
-population replaced by the planted shape (postfix tokens, constants as numbers), then the
+population replaced by the planted shape (postfix tokens, constants as numbers) plus its best
+offset (the tau-quantile of its residuals, as the search offers every new candidate), then the
 remaining iterations; printed are the members holding the shape's marker operator (``--marker``,
 ``sin`` by default) at the end, whether the front and the selected model hold it, and the test
 NQL, beside the same fit without planting.
@@ -29,8 +30,8 @@ from parsimony.experiments.suites import load_benchmark_dataset  # noqa: E402
 from parsimony.losses import LOSS_PINBALL  # noqa: E402
 from parsimony.metrics import normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor  # noqa: E402
-from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss  # noqa: E402
-from parsimony.symbolic._expressions import OPCODE, from_tokens  # noqa: E402
+from parsimony.symbolic._evaluator import evaluate, make_data, make_workspace, tree_loss  # noqa: E402
+from parsimony.symbolic._expressions import ADD, CONST, OPCODE, from_tokens  # noqa: E402
 from parsimony.symbolic._search import constant_baseline  # noqa: E402
 
 SHAPES = {
@@ -62,7 +63,13 @@ def plant(model, X, y, tokens, copies, weights):
     tau = float(model.quantiles_[0])
     data = make_data(np.ascontiguousarray(X.T), np.ascontiguousarray(y, dtype=float), np.ones(len(y)),
                      LOSS_PINBALL, tau)
-    loss = tree_loss(ops, feats, vals, len(ops), data, make_workspace(max_length, len(y)))
+    ws = make_workspace(max_length, len(y))
+    values = np.empty(len(y))
+    evaluate(ops, feats, vals, len(ops), data.Xt, ws, values)
+    offset = float(np.quantile(y - values, tau))  # the shape planted at its best level, as the search offers it
+    if len(ops) + 2 <= max_length:
+        ops, feats, vals = np.r_[ops, CONST, ADD], np.r_[feats, 0, 0], np.r_[vals, offset, 0.0]
+    loss = tree_loss(ops, feats, vals, len(ops), data, ws)
     complexity = int(sum(weights[o] for o in ops))
     for p in range(pops.ops.shape[0]):
         for i in range(copies):
