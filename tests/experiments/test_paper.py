@@ -140,7 +140,7 @@ def test_report_without_compare_is_unchanged(paper_store):
 def test_suite_and_bad_datasets():
     suite = sqr_paper_suite()
     assert suite.name == "sqr-paper" and len(suite.datasets) == 115 and suite.budget == "paper"
-    assert suite.methods == ("LQR-U", "QDT", "LGBM", "SQR", "SQR10K") and suite.quantiles == (0.5, 0.9) and suite.folds == 5
+    assert suite.methods == ("LQR-NC", "LQR-U", "QDT", "LGBM", "SQR", "SQR10K") and suite.quantiles == (0.5, 0.9) and suite.folds == 5
     assert len(sqr_paper_suite(max_rows=100).datasets) == 19
     with pytest.raises(ValueError, match="not in the SQR paper's Table 11: \\['friedman1'\\]"):
         sqr_paper_suite(datasets=["192_vineyard", "friedman1"])
