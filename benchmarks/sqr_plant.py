@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sqr_friedman1 import parse_settings  # noqa: E402
+from sqr_friedman1 import parse_settings, suite_seed  # noqa: E402
 
-from parsimony.experiments.runner import Task, fold_indices  # noqa: E402
+from parsimony.experiments.runner import fold_indices  # noqa: E402
 from parsimony.experiments.suites import load_benchmark_dataset  # noqa: E402
 from parsimony.losses import LOSS_PINBALL  # noqa: E402
 from parsimony.metrics import normalized_quantile_loss  # noqa: E402
@@ -106,7 +106,7 @@ def main(argv=None):
     print(f"planting {' '.join(map(str, tokens))} ({args.copies} per population), tau={tau}, settings {settings}")
     for fold in args.folds:
         train, test = fold_indices(len(y), 5, fold, 0)
-        seed = Task("friedman1", "SQR", tau, fold, 0).random_state
+        seed = suite_seed(tau, fold)
         total = settings.get("niterations", 40)
         results = {}
         for planted in (False, True):
