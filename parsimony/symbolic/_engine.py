@@ -637,8 +637,11 @@ def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
 
 # --------------------------------------------------------------------------------- evolution
 @njit
-def _tournament(pop_loss, pop_cplx, settings, freq, scratch_idx, scratch_cost, state):
-    """Index of the tournament winner: sample, rank by adjusted cost, pick rank k w.p. p(1-p)^k."""
+def _tournament(population, freq, settings, buffers):
+    """Index of the tournament winner among the population's members: sample, rank by adjusted
+    cost, pick rank k w.p. p(1-p)^k."""
+    pop_loss, pop_cplx, state = population.loss, population.complexity, population.state
+    scratch_idx, scratch_cost = buffers.tournament_idx, buffers.tournament_cost
     size = pop_loss.shape[0]
     n = min(settings.tournament_selection_n, size)
     for i in range(size):
@@ -805,12 +808,16 @@ def optimal_offset(resid, data):
     return resid[order[lower_quantile_position(cum, 0, n, level)]]
 
 
+LineForm = namedtuple("LineForm", ["add_slot", "sa", "sh", "h_root", "mul_slot"])
+LineForm.__doc__ = "Where an expression already holds the constants of a line (:func:`_line_form`)."
+
+
 @njit(error_model="numpy")
 def _line_form(ops, length):
     """Where ``f`` already holds the constants of a line: ``f = sa * a0 + sh * h`` with ``h = c * g``.
 
-    Returns ``(add_slot, sa, sh, h_root, mul_slot)``: ``add_slot`` is the position of ``a0``
-    when the root is ``+``/``-`` with a constant operand (else -1, ``h = f``), ``sa`` and ``sh``
+    Returns the :data:`LineForm` ``(add_slot, sa, sh, h_root, mul_slot)``: ``add_slot`` is the
+    position of ``a0`` when the root is ``+``/``-`` with a constant operand (else -1, ``h = f``), ``sa`` and ``sh``
     the signs of ``a0`` and of the other operand ``h`` (ending at ``h_root``), and ``mul_slot``
     the position of ``c`` when ``h`` is a product with a constant operand (else -1).
     """
@@ -829,7 +836,7 @@ def _line_form(ops, length):
             mul_slot = h_root - 1
         elif ops[h_start] == CONST and subtree_start(ops, h_root - 1) == h_start + 1:
             mul_slot = h_start
-    return add_slot, sa, sh, h_root, mul_slot
+    return LineForm(add_slot, sa, sh, h_root, mul_slot)
 
 
 @njit(error_model="numpy")
@@ -867,12 +874,15 @@ def _offset_for_slope(rows, data, resid, b):
 
 
 @njit(error_model="numpy")
-def _put_line(o_ops, o_feats, o_vals, length, a, b, add_slot, sa, sh, h_root, mul_slot):
-    """Rewrite ``f`` (its form from :func:`_line_form`) as ``a + b * f``; returns the new length.
+def _put_line(child, length, a, b, form):
+    """Rewrite ``f`` (``child``, its first ``length`` nodes, of :data:`LineForm` ``form``) as ``a + b * f``;
+    returns the new length.
 
     Constants already in place absorb ``a`` and ``b``; a missing factor ``b`` is inserted
     after ``h`` and a missing offset appended at the root.
     """
+    o_ops, o_feats, o_vals = child
+    add_slot, sa, mul_slot, h_root = form.add_slot, form.sa, form.mul_slot, form.h_root
     if add_slot >= 0:  # a + b (sa a0 + sh h) = sa (sa a + b a0) + sh (b h)
         o_vals[add_slot] = sa * a + b * o_vals[add_slot]
     if b != 1.0:
@@ -914,7 +924,8 @@ def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights,
     scaling = settings.linear_scaling
     if length < (1 if scaling else 2) or rows.shape[0] == 0 or not loss < np.inf:
         return length, loss, cplx
-    add_slot, sa, sh, h_root, mul_slot = _line_form(o_ops, length)
+    form = _line_form(o_ops, length)
+    add_slot, mul_slot = form.add_slot, form.mul_slot
     base, parsimony, maxsize = settings.baseline, settings.parsimony, settings.maxsize
     best_cost, best_a, best_b, best_loss, best_extra = loss / base, 0.0, np.nan, loss, 0
     for option in range(2 if scaling else 1):
@@ -943,7 +954,7 @@ def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights,
     exact = (add_slot >= 0 or (mul_slot >= 0 and best_b != 1.0)) and not largest < 1e6 * loss
     keep = length if exact else 0
     saved = (o_ops[:keep].copy(), o_feats[:keep].copy(), o_vals[:keep].copy())
-    new_length = _put_line(o_ops, o_feats, o_vals, length, best_a, best_b, add_slot, sa, sh, h_root, mul_slot)
+    new_length = _put_line(child, length, best_a, best_b, form)
     if exact:
         best_loss = tree_loss(o_ops, o_feats, o_vals, new_length, data, ws)
         if not best_loss / base + parsimony * best_extra < loss / base:
@@ -1010,25 +1021,19 @@ def init_population(population, data, ws, search):
 
 
 @njit(error_model="numpy")
-def _select(population, freq, settings, buffers):
-    """A tournament winner among the population's members."""
-    return _tournament(population.loss, population.complexity, settings, freq, buffers.tournament_idx,
-                       buffers.tournament_cost, population.state)
-
-
-@njit(error_model="numpy")
 def _crossover_step(population, freq, data, ws, search, buffers):
     """Two tournament winners swap subtrees; each valid child is scored and replaces the oldest
     member. Returns the evaluations used."""
     pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
     settings = search.settings
-    a = _select(population, freq, settings, buffers)
-    b = _select(population, freq, settings, buffers)
+    a = _tournament(population, freq, settings, buffers)
+    b = _tournament(population, freq, settings, buffers)
     evals = 0
     for child_index in range(2):
         x, y = (a, b) if child_index == 0 else (b, a)
-        length = _crossover((pop_ops[x], pop_feats[x], pop_vals[x]), pop_len[x], (pop_ops[y], pop_feats[y], pop_vals[y]),
-                            pop_len[y], buffers.child, buffers.cap, population.state)
+        length = _crossover((pop_ops[x], pop_feats[x], pop_vals[x]), pop_len[x],
+                            (pop_ops[y], pop_feats[y], pop_vals[y]), pop_len[y], buffers.child, buffers.cap,
+                            population.state)
         cplx = _accept(buffers.child, length, buffers.max_length, search.grammar.weights, settings.maxsize)
         if cplx < 0:
             continue
@@ -1045,7 +1050,7 @@ def _mutation_step(population, freq, data, ws, search, buffers):
     pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
     settings, state = search.settings, population.state
     child = buffers.child
-    parent = _select(population, freq, settings, buffers)
+    parent = _tournament(population, freq, settings, buffers)
     p_len = pop_len[parent]
     cplx = -1
     kind = M_NOTHING

@@ -1,11 +1,11 @@
 """The expression evaluator: one postfix walk per expression, loops over rows inside each op.
 
-Nothing is allocated per evaluation. A :data:`Workspace` ``ws`` is reused:
-``buf[row[s]]`` holds the rows of stack slot ``s``; every operator writes into the spare row
-``row[-1]`` and swaps it in, so inputs and output never alias and the row loops vectorise. Leaves are pushed lazily (``kind`` 1 = a feature
-column of ``Xt`` referenced by ``ref``, 2 = a scalar in ``sval``), so ``x1 * x2`` reads the two
-columns directly and a constant subexpression stays a scalar. ``Xt`` is feature-major
-(``X.T`` contiguous) so each column is a contiguous row vector.
+Nothing is allocated per evaluation. A :data:`Workspace` ``ws`` is reused: ``buf[row[s]]``
+holds the rows of stack slot ``s``; every operator writes into the spare row ``row[-1]`` and
+swaps it in, so inputs and output never alias and the row loops vectorise. Leaves are pushed
+lazily (``kind`` 1 = a feature column of ``Xt`` referenced by ``ref``, 2 = a scalar in
+``sval``), so ``x1 * x2`` reads the two columns directly and a constant subexpression stays a
+scalar. ``Xt`` is feature-major (``X.T`` contiguous) so each column is a contiguous row vector.
 
 Invalid values (log of a negative, division by zero, overflow) propagate as NaN/inf; the
 loss is then ``inf``, so such candidates always lose.
