@@ -301,6 +301,7 @@ def _wrap_subtree(parent, length, s, e, out, cap, state, grammar, new_leaves):
     """Put a random operator above nodes ``s..e``; with ``new_leaves`` the subtree is replaced
     by fresh random leaves (PySR's append at a leaf), otherwise it becomes an operand."""
     op = _random_operator(state, grammar)
+    feature_cdf = grammar.feature_cdf
     arity = ARITY[op]
     if new_leaves:
         new_length = length - (e - s + 1) + arity + 1
@@ -312,16 +313,16 @@ def _wrap_subtree(parent, length, s, e, out, cap, state, grammar, new_leaves):
     at = s
     if new_leaves:
         for _ in range(arity):
-            _random_leaf(out, at, state, grammar.feature_cdf)
+            _random_leaf(out, at, state, feature_cdf)
             at += 1
     elif arity == 1 or uniform(state) < 0.5:  # subtree on the left (or the only operand)
         _copy(parent, s, e + 1, out, at)
         at += e - s + 1
         if arity == 2:
-            _random_leaf(out, at, state, grammar.feature_cdf)
+            _random_leaf(out, at, state, feature_cdf)
             at += 1
     else:
-        _random_leaf(out, at, state, grammar.feature_cdf)
+        _random_leaf(out, at, state, feature_cdf)
         at += 1
         _copy(parent, s, e + 1, out, at)
         at += e - s + 1
@@ -335,8 +336,9 @@ def _wrap_subtree(parent, length, s, e, out, cap, state, grammar, new_leaves):
 def _add_node(parent, length, out, cap, state, grammar):
     if uniform(state) < 0.5:  # prepend at the root
         return _wrap_subtree(parent, length, 0, length - 1, out, cap, state, grammar, False)
-    n = _count(parent[0], length, 3)
-    i = _nth(parent[0], length, 3, randint(state, n))
+    ops = parent[0]
+    n = _count(ops, length, 3)
+    i = _nth(ops, length, 3, randint(state, n))
     return _wrap_subtree(parent, length, i, i, out, cap, state, grammar, True)
 
 
@@ -369,13 +371,14 @@ def _delete_node(parent, length, out, state):
 def random_tree(out, spare, cap, target_complexity, state, grammar):
     """A random expression grown in ``out`` by appending operators at random leaves, up to a
     complexity (``spare``: scratch arrays of ``cap`` nodes, like ``out``); returns its length."""
+    out_ops, spare_ops, weights = out[0], spare[0], grammar.weights  # read once, not per step
     _random_leaf(out, 0, state, grammar.feature_cdf)
     length = 1
     for _ in range(4 * target_complexity):
-        n = _count(out[0], length, 3)
-        i = _nth(out[0], length, 3, randint(state, n))
+        n = _count(out_ops, length, 3)
+        i = _nth(out_ops, length, 3, randint(state, n))
         new = _wrap_subtree(out, length, i, i, spare, cap, state, grammar, True)
-        if new < 0 or tree_complexity(spare[0], new, grammar.weights) > target_complexity:
+        if new < 0 or tree_complexity(spare_ops, new, weights) > target_complexity:
             break
         _copy(spare, 0, new, out, 0)
         length = new
@@ -743,13 +746,14 @@ def _accept(child, length, max_length, weights, maxsize):
 def _enter(child, length, loss, cplx, population):
     """The candidate replaces the oldest member of the :data:`Population`, counts once in its
     complexity frequencies and enters its hall of fame when it is the best of its complexity."""
-    slot = _oldest(population.birth)
+    birth, births = population.birth, population.births
+    slot = _oldest(birth)
     _copy(child, 0, length, (population.ops[slot], population.feats[slot], population.vals[slot]), 0)
     population.length[slot] = length
     population.loss[slot] = loss
     population.complexity[slot] = cplx
-    population.birth[slot] = population.births[0]
-    population.births[0] += 1
+    birth[slot] = births[0]
+    births[0] += 1
     population.freq_local[cplx] += 1.0
     _update_hof(child[0], child[1], child[2], length, loss, cplx, population.hof)
 
@@ -783,11 +787,12 @@ def select_kth(a, n, k):
 
 
 @njit(error_model="numpy")
-def optimal_offset(resid, data):
+def optimal_offset(resid, data, ranks):
     """The constant ``b`` minimising the weighted loss of ``resid - b`` with the weights and loss
     of ``data``: the weighted mean for the squared loss, else the lower weighted quantile at the
     loss's level (:func:`~parsimony._loss_kernels.lower_quantile_position`). Reorders ``resid``
-    when the weights are uniform (a selection, no sort)."""
+    when the weights are uniform (a selection, no sort; ``ranks`` holds 0, 1, ..., n: the
+    cumulative weights of equal weights)."""
     n = resid.shape[0]
     w = data.w
     if data.loss_kind == LOSS_SQUARED:
@@ -796,12 +801,10 @@ def optimal_offset(resid, data):
             acc += w[i] * resid[i]
         return acc / data.wsum
     level = data.tau if data.loss_kind == LOSS_PINBALL else 0.5
+    if data.uniform_weights:  # the rank alone decides
+        return select_kth(resid, n, lower_quantile_position(ranks, 0, n, level))
     cum = np.empty(n + 1)  # cumulative weights of the residuals in increasing order
     cum[0] = 0.0
-    if data.uniform_weights:  # the rank alone decides: count each residual once
-        for i in range(n):
-            cum[i + 1] = i + 1.0
-        return select_kth(resid, n, lower_quantile_position(cum, 0, n, level))
     order = argsort(resid)
     for i in range(n):
         cum[i + 1] = cum[i] + w[order[i]]
@@ -860,14 +863,15 @@ def least_squares_slope(f, y, w, wsum):
 
 
 @njit(error_model="numpy")
-def _offset_for_slope(rows, data, resid, b):
+def _offset_for_slope(rows, data, resid, ranks, b):
     """``(a, loss)``: the loss-optimal offset of ``b * f`` and the mean loss of ``f * b + a`` on
-    ``data``, whose values are computed as the evaluator computes them (``resid`` is scratch)."""
+    ``data``, whose values are computed as the evaluator computes them (``resid`` is scratch,
+    ``ranks`` those of :func:`optimal_offset`)."""
     y = data.y
     n = y.shape[0]
     for i in range(n):
         resid[i] = y[i] - b * rows[i]
-    a = optimal_offset(resid, data)
+    a = optimal_offset(resid, data, ranks)
     for i in range(n):
         resid[i] = rows[i] * b + a
     return a, loss_of_rows(resid, y, data.w, data.loss_kind, data.tau) / data.wsum
@@ -920,7 +924,7 @@ def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights,
     """
     o_ops, o_feats, o_vals = child
     y = data.y
-    rows = last_rows(data.Xt, ws)
+    rows, ranks = last_rows(data.Xt, ws), ws.ranks
     scaling = settings.linear_scaling
     if length < (1 if scaling else 2) or rows.shape[0] == 0 or not loss < np.inf:
         return length, loss, cplx
@@ -932,7 +936,7 @@ def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights,
         b = 1.0 if option == 0 else least_squares_slope(rows, y, data.w, data.wsum)
         if option == 1 and (b == 0.0 or b == 1.0 or not abs(b) < np.inf):
             break
-        a, new_loss = _offset_for_slope(rows, data, resid, b)
+        a, new_loss = _offset_for_slope(rows, data, resid, ranks, b)
         if (option == 0 and a == 0.0) or not abs(a) < np.inf:
             continue
         extra, nodes = 0, 0
@@ -999,25 +1003,27 @@ def _buffers(population, data, use_offset):
 def init_population(population, data, ws, search):
     """Fill a :data:`Population` with random small expressions (at most 3 operators each) scored
     on ``data``, offering each to its hall of fame."""
-    grammar, state = search.grammar, population.state
+    grammar, state, hof = search.grammar, population.state, population.hof
+    pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
+    pop_loss, pop_cplx, birth, births = population.loss, population.complexity, population.birth, population.births
     weights = grammar.weights
     buffers = _buffers(population, data, False)
-    child = buffers.child
+    child, spare, cap, max_length = buffers.child, buffers.spare, buffers.cap, buffers.max_length
     maxsize = search.settings.maxsize
-    for i in range(population.ops.shape[0]):
+    for i in range(pop_ops.shape[0]):
         cplx = -1
         while cplx < 0:
             target = 1 + randint(state, min(maxsize, 7))
-            length = random_tree(child, buffers.spare, buffers.cap, target, state, grammar)
-            cplx = _accept(child, length, buffers.max_length, weights, maxsize)
+            length = random_tree(child, spare, cap, target, state, grammar)
+            cplx = _accept(child, length, max_length, weights, maxsize)
         loss = tree_loss(child[0], child[1], child[2], length, data, ws)
-        _copy(child, 0, length, (population.ops[i], population.feats[i], population.vals[i]), 0)
-        population.length[i] = length
-        population.loss[i] = loss
-        population.complexity[i] = cplx
-        population.birth[i] = population.births[0]
-        population.births[0] += 1
-        _update_hof(child[0], child[1], child[2], length, loss, cplx, population.hof)
+        _copy(child, 0, length, (pop_ops[i], pop_feats[i], pop_vals[i]), 0)
+        pop_len[i] = length
+        pop_loss[i] = loss
+        pop_cplx[i] = cplx
+        birth[i] = births[0]
+        births[0] += 1
+        _update_hof(child[0], child[1], child[2], length, loss, cplx, hof)
 
 
 @njit(error_model="numpy")
@@ -1025,21 +1031,21 @@ def _crossover_step(population, freq, data, ws, search, buffers):
     """Two tournament winners swap subtrees; each valid child is scored and replaces the oldest
     member. Returns the evaluations used."""
     pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
-    settings = search.settings
+    settings, state, hof, weights = search.settings, population.state, population.hof, search.grammar.weights
+    child, cap, max_length = buffers.child, buffers.cap, buffers.max_length
     a = _tournament(population, freq, settings, buffers)
     b = _tournament(population, freq, settings, buffers)
     evals = 0
     for child_index in range(2):
         x, y = (a, b) if child_index == 0 else (b, a)
         length = _crossover((pop_ops[x], pop_feats[x], pop_vals[x]), pop_len[x],
-                            (pop_ops[y], pop_feats[y], pop_vals[y]), pop_len[y], buffers.child, buffers.cap,
-                            population.state)
-        cplx = _accept(buffers.child, length, buffers.max_length, search.grammar.weights, settings.maxsize)
+                            (pop_ops[y], pop_feats[y], pop_vals[y]), pop_len[y], child, cap, state)
+        cplx = _accept(child, length, max_length, weights, settings.maxsize)
         if cplx < 0:
             continue
-        length, loss, cplx = _score_candidate(buffers.child, length, cplx, population.hof, data, ws, search, buffers)
+        length, loss, cplx = _score_candidate(child, length, cplx, hof, data, ws, search, buffers)
         evals += 1
-        _enter(buffers.child, length, loss, cplx, population)
+        _enter(child, length, loss, cplx, population)
     return evals
 
 
@@ -1048,18 +1054,19 @@ def _mutation_step(population, freq, data, ws, search, buffers):
     """A tournament winner is mutated (up to 10 tries for a valid child, else copied unchanged);
     the child replaces the oldest member. Returns the evaluations used."""
     pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
-    settings, state = search.settings, population.state
-    child = buffers.child
+    settings, state, weights = search.settings, population.state, search.grammar.weights
+    mutation_weights = search.mutation_weights
+    child, spare, cap, max_length = buffers.child, buffers.spare, buffers.cap, buffers.max_length
     parent = _tournament(population, freq, settings, buffers)
     p_len = pop_len[parent]
     cplx = -1
     kind = M_NOTHING
     length = p_len
     for _attempt in range(10):  # PySR skips failed mutations: try another one
-        kind = _pick(search.mutation_weights, state)
-        length = _mutate(kind, (pop_ops[parent], pop_feats[parent], pop_vals[parent]), p_len, child, buffers.spare,
-                         buffers.cap, state, search)
-        cplx = _accept(child, length, buffers.max_length, search.grammar.weights, settings.maxsize)
+        kind = _pick(mutation_weights, state)
+        length = _mutate(kind, (pop_ops[parent], pop_feats[parent], pop_vals[parent]), p_len, child, spare, cap,
+                         state, search)
+        cplx = _accept(child, length, max_length, weights, settings.maxsize)
         if cplx >= 0:
             break
     if cplx < 0:
@@ -1083,7 +1090,7 @@ def _tidy_population(population, data, ws, search, buffers):
     ``optimize_probability``), and offer each to the hall of fame. Returns the evaluations used."""
     pop_ops, pop_feats, pop_vals, pop_len = population.ops, population.feats, population.vals, population.length
     pop_loss, pop_cplx = population.loss, population.complexity
-    settings = search.settings
+    settings, state, hof, weights = search.settings, population.state, population.hof, search.grammar.weights
     child = buffers.child
     evals = 0
     for i in range(pop_ops.shape[0]):
@@ -1093,16 +1100,15 @@ def _tidy_population(population, data, ws, search, buffers):
             if new_length < length:
                 _copy(child, 0, new_length, (pop_ops[i], pop_feats[i], pop_vals[i]), 0)
                 pop_len[i] = new_length
-                pop_cplx[i] = tree_complexity(pop_ops[i], new_length, search.grammar.weights)
+                pop_cplx[i] = tree_complexity(pop_ops[i], new_length, weights)
                 pop_loss[i] = tree_loss(pop_ops[i], pop_feats[i], pop_vals[i], new_length, data, ws)
                 evals += 1
-        if uniform(population.state) < settings.optimize_probability and pop_loss[i] < np.inf:
+        if uniform(state) < settings.optimize_probability and pop_loss[i] < np.inf:
             before = pop_loss[i]
-            pop_loss[i] = optimize_constants(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], data, ws,
-                                             population.state, before, settings.optimizer_evaluations,
-                                             settings.optimizer_nrestarts)
+            pop_loss[i] = optimize_constants(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], data, ws, state, before,
+                                             settings.optimizer_evaluations, settings.optimizer_nrestarts)
             evals += settings.optimizer_evaluations * (settings.optimizer_nrestarts + 1)
-        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], population.hof)
+        _update_hof(pop_ops[i], pop_feats[i], pop_vals[i], pop_len[i], pop_loss[i], pop_cplx[i], hof)
     return evals
 
 
@@ -1113,7 +1119,7 @@ def evolve_population(population, data, ws, search):
     returns the evaluations used."""
     settings = search.settings
     buffers = _buffers(population, data, settings.free_offset)
-    freq_global, freq_local = search.freq_global, population.freq_local
+    freq_global, freq_local, state = search.freq_global, population.freq_local, population.state
     freq = np.empty(freq_global.shape[0])
     n_tournament = max(settings.tournament_selection_n, 1)
     per_cycle = (population.ops.shape[0] + n_tournament - 1) // n_tournament
@@ -1122,7 +1128,7 @@ def evolve_population(population, data, ws, search):
         for c in range(freq.shape[0]):
             freq[c] = freq_global[c] + freq_local[c]
         for _ in range(per_cycle):
-            if uniform(population.state) < settings.crossover_probability:
+            if uniform(state) < settings.crossover_probability:
                 evals += _crossover_step(population, freq, data, ws, search, buffers)
             else:
                 evals += _mutation_step(population, freq, data, ws, search, buffers)

@@ -56,6 +56,7 @@ Workspace = namedtuple("Workspace", [
     "ref",   # (slots,) its feature (KIND_FEATURE)
     "sval",  # (slots,) its value (KIND_SCALAR)
     "row",   # (slots + 1,) its row of ``buf`` (KIND_BUFFER); the last is the spare row
+    "ranks",  # (rows + 1,) 0, 1, ..., rows: cumulative weights of equally weighted rows (a quantile's rank)
 ])
 Workspace.__doc__ = "The evaluator's preallocated buffers (:func:`make_workspace`)."
 
@@ -70,7 +71,7 @@ def make_workspace(max_length: int, n_rows: int) -> Workspace:
     """Preallocated buffers for evaluating expressions of up to ``max_length`` nodes."""
     slots = max_length + 1
     return Workspace(np.empty((slots + 1, n_rows)), np.zeros(slots, dtype=np.int64), np.zeros(slots, dtype=np.int64),
-                     np.zeros(slots), np.arange(slots + 1, dtype=np.int64))
+                     np.zeros(slots), np.arange(slots + 1, dtype=np.int64), np.arange(n_rows + 1, dtype=np.float64))
 
 
 @njit(error_model="numpy")
@@ -235,7 +236,7 @@ def eval_tree(ops, feats, vals, length, Xt, ws):
     Returns the kind of the result: ``KIND_BUFFER`` (rows in ``buf[row[0]]``), ``KIND_FEATURE``
     (the column ``Xt[ref[0]]``) or ``KIND_SCALAR`` (``sval[0]``).
     """
-    buf, kind, ref, sval, row = ws
+    buf, kind, ref, sval, row = ws.buf, ws.kind, ws.ref, ws.sval, ws.row
     spare = row.shape[0] - 1
     sp = 0
     for k in range(length):
@@ -314,15 +315,17 @@ def tree_loss(ops, feats, vals, length, data, ws):
 
     Returns ``inf`` when any prediction is NaN or infinite.
     """
-    y, w, loss_kind, tau = data.y, data.w, data.loss_kind, data.tau
-    kind = eval_tree(ops, feats, vals, length, data.Xt, ws)
+    # every field read once, before the branches (a record's field read in several places costs
+    # reference counting each time: measurable in the hottest function)
+    Xt, y, w, wsum, loss_kind, tau = data.Xt, data.y, data.w, data.wsum, data.loss_kind, data.tau
+    kind = eval_tree(ops, feats, vals, length, Xt, ws)
     if kind == KIND_SCALAR:
         total = loss_of_scalar(ws.sval[0], y, w, loss_kind, tau)
     elif kind == KIND_FEATURE:
-        total = loss_of_rows(data.Xt[ws.ref[0]], y, w, loss_kind, tau)
+        total = loss_of_rows(Xt[ws.ref[0]], y, w, loss_kind, tau)
     else:
         total = loss_of_rows(ws.buf[ws.row[0]], y, w, loss_kind, tau)
-    loss = total / data.wsum
+    loss = total / wsum
     if not (loss < np.inf):  # NaN or inf
         return np.inf
     return loss

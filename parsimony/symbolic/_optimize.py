@@ -34,12 +34,12 @@ Objective.__doc__ = "The loss of an expression as a function of its constants at
 
 
 @njit(error_model="numpy")
-def _loss_at(point, objective):
-    """The loss of the :data:`Objective` at ``point`` (written into its ``vals``)."""
-    positions, vals = objective.positions, objective.vals
+def _loss_at(point, positions, ops, feats, vals, length, data, ws):
+    """The loss at ``point`` of the constants at ``positions`` (written into ``vals``); the
+    fields of an :data:`Objective`, taken apart once by the caller: this runs per evaluation."""
     for j in range(positions.shape[0]):
         vals[positions[j]] = point[j]
-    return tree_loss(objective.ops, objective.feats, vals, objective.length, objective.data, objective.ws)
+    return tree_loss(ops, feats, vals, length, data, ws)
 
 
 @njit(error_model="numpy")
@@ -48,6 +48,7 @@ def nelder_mead(start, step, objective, max_evals, tol):
 
     Returns ``(best point, best loss, evaluations used)``; the objective's ``vals`` are left unspecified.
     """
+    positions, ops, feats, vals, length, data, ws = objective
     k = start.shape[0]
     simplex = np.empty((k + 1, k))
     fvals = np.empty(k + 1)
@@ -56,7 +57,7 @@ def nelder_mead(start, step, objective, max_evals, tol):
             simplex[i, j] = start[j]
         if i > 0:
             simplex[i, i - 1] += step[i - 1]
-        fvals[i] = _loss_at(simplex[i], objective)
+        fvals[i] = _loss_at(simplex[i], positions, ops, feats, vals, length, data, ws)
     evals = k + 1
     centroid = np.empty(k)
     trial = np.empty(k)
@@ -87,12 +88,12 @@ def nelder_mead(start, step, objective, max_evals, tol):
             centroid[t] = acc / k
         for t in range(k):
             trial[t] = centroid[t] + (centroid[t] - simplex[k, t])
-        f_reflect = _loss_at(trial, objective)
+        f_reflect = _loss_at(trial, positions, ops, feats, vals, length, data, ws)
         evals += 1
         if f_reflect < fvals[0]:
             for t in range(k):
                 trial2[t] = centroid[t] + 2.0 * (centroid[t] - simplex[k, t])
-            f_expand = _loss_at(trial2, objective)
+            f_expand = _loss_at(trial2, positions, ops, feats, vals, length, data, ws)
             evals += 1
             if f_expand < f_reflect:
                 assign(simplex[k], trial2)
@@ -110,7 +111,7 @@ def nelder_mead(start, step, objective, max_evals, tol):
                     trial2[t] = centroid[t] + 0.5 * (trial[t] - centroid[t])
                 else:
                     trial2[t] = centroid[t] + 0.5 * (simplex[k, t] - centroid[t])
-            f_contract = _loss_at(trial2, objective)
+            f_contract = _loss_at(trial2, positions, ops, feats, vals, length, data, ws)
             evals += 1
             if f_contract < min(f_reflect, fvals[k]):
                 assign(simplex[k], trial2)
@@ -119,7 +120,7 @@ def nelder_mead(start, step, objective, max_evals, tol):
                 for i in range(1, k + 1):
                     for t in range(k):
                         simplex[i, t] = simplex[0, t] + 0.5 * (simplex[i, t] - simplex[0, t])
-                    fvals[i] = _loss_at(simplex[i], objective)
+                    fvals[i] = _loss_at(simplex[i], positions, ops, feats, vals, length, data, ws)
                 evals += k
     best = 0
     for i in range(1, k + 1):
