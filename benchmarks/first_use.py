@@ -14,6 +14,9 @@ plan out of step with the kernels: fix the steps).
 
 Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--no-helper]
 
+The compile accelerator (``parsimony/_compile_accelerator.py``) is used as in any process: run
+with ``PARSIMONY_COMPILE_ACCELERATOR=0`` to time numba's own pipeline (no helper process then).
+
 ``--profile`` also lists the compile time of each jitted function (exclusive of the kernels it
 calls, inclusive, and how many type specialisations were compiled) for the cold run; a
 ``name__from_kernels`` row is the kernel compiled to LLVM IR for the kernels that call it (see
@@ -68,15 +71,18 @@ model.fit(X, y).predict(X)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 import resource
 from parsimony import _numba
-for process in getattr(_numba, "_HELPERS", []):  # (an older parsimony has none)
+accelerator = sys.modules.get("parsimony._compile_accelerator", _numba)  # (an older parsimony: _numba)
+for process in getattr(accelerator, "_HELPERS", []):  # (none without the accelerator)
     process.wait()
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 steps = [0, 0, 0]  # loaded, compiled here, twins
-for kernel, sig in getattr(_numba, "_HELPED", ()):
+for kernel, sig in getattr(accelerator, "_HELPED", ()):
     steps[0] += kernel.stats.cache_hits.get(sig, 0) > 0
     steps[1] += kernel.stats.cache_misses.get(sig, 0) > 0
     steps[2] += sig in kernel.internal.overloads
-print(json.dumps({"wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime, "steps": steps,
+accelerated = getattr(_numba, "accelerated", lambda: True)()  # (an older parsimony: always)
+print(json.dumps({"accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
+                  "steps": steps,
                   "compile": records}))
 """
 
@@ -115,11 +121,12 @@ def main():
         median = statistics.median
         rows.append((case, median(r["wall"] for r in cold), median(r["cpu"] for r in cold),
                      median(r["helper_cpu"] for r in cold), median(r["wall"] for r in warm),
-                     median(r["cpu"] for r in warm), median(loads), cold[0]["steps"]))
-    print(f"\nfirst fit, import included, 200 rows (median of {args.repeat}; s)")
+                     median(r["cpu"] for r in warm), median(loads), cold[0]["steps"], cold[0]["accelerated"]))
+    accelerator = "on" if all(r[-1] for r in rows) else "off" if not any(r[-1] for r in rows) else "mixed"
+    print(f"\nfirst fit, import included, 200 rows (median of {args.repeat}; s; compile accelerator {accelerator})")
     print(f"{'case':6} {'cold wall':>10} {'cold cpu':>9} {'helper cpu':>11} {'target':>7} {'':4} {'warm wall':>10} "
           f"{'warm cpu':>9} {'load':>5}  helper steps (loaded/here/twins)")
-    for case, cw, cc, hc, ww, wc, load, steps in rows:
+    for case, cw, cc, hc, ww, wc, load, steps, _ in rows:
         verdict = "PASS" if cw <= TARGETS[case] else ("pass*" if cc <= TARGETS[case] else "FAIL")
         print(f"{case:6} {cw:10.1f} {cc:9.1f} {hc:11.1f} {TARGETS[case]:7.1f} {verdict:4} {ww:10.1f} {wc:9.1f} "
               f"{load:5.1f}  {'/'.join(map(str, steps))}")

@@ -6,7 +6,7 @@ of an entry (:func:`front_candidates`: the whole polish of the entry, constants 
 thoroughly, simplified when that costs no accuracy, then of its loss-optimal line for quantile
 losses and of its loss-optimal offset). One kernel rather than one call from Python per phase
 or step, so that a first fit compiles (optimises and generates machine code for) the code they
-share once instead of once per kernel called from Python (see ``parsimony/_numba.py``).
+share once instead of once per kernel called from Python (see ``parsimony/_compile_accelerator.py``).
 """
 
 from __future__ import annotations
