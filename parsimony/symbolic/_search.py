@@ -291,16 +291,14 @@ class _Evolution:
             tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64)), np.empty(n),
             Candidates(np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
                        np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64)))
-
-    def population(self, p) -> Population:
-        """Population ``p``'s kernel record; its candidates go to the hall of fame, or to the
-        batch candidates when batching."""
-        hofs = self.state.hall_of_fame if self.batches is None else self.batches.candidates
-        return self.state.populations.record(p, self.freq_local[p], hofs.record(p))
+        # each population's kernel record, built once (views of the state's arrays, changed in place);
+        # its candidates go to the hall of fame, or to the batch candidates when batching
+        hofs = state.hall_of_fame if self.batches is None else self.batches.candidates
+        self.populations = [state.populations.record(p, self.freq_local[p], hofs.record(p)) for p in range(n_pop)]
 
     def run_phase(self, phase, p, j):
         """``run_phase`` (``PHASE_INIT`` or ``PHASE_EVOLVE``) for population ``p`` on worker ``j``."""
-        return run_phase(phase, self.population(p), self.pop_data[p], self.workspaces[j], self.search, self.front)
+        return run_phase(phase, self.populations[p], self.pop_data[p], self.workspaces[j], self.search, self.front)
 
     def front_candidates(self, ops, feats, vals, loss, polish=True):
         """The final front's candidates of the expression ``(ops, feats, vals)`` of loss ``loss``
@@ -309,7 +307,7 @@ class _Evolution:
         front.ops[:n], front.feats[:n], front.vals[:n] = ops, feats, vals
         front.length[0], front.loss[0], front.polish[0] = n, loss, polish
         out = front.out
-        for i in range(run_phase(PHASE_FRONT, self.population(0), self.data, self.full_ws, self.search, front)):
+        for i in range(run_phase(PHASE_FRONT, self.populations[0], self.data, self.full_ws, self.search, front)):
             length = int(out.length[i])
             yield (float(out.loss[i]), int(out.complexity[i]), *(a[i, :length].copy() for a in out[:3]))
 
@@ -329,7 +327,7 @@ class _Evolution:
         ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
         ws, state = self.full_ws, new_state(0)
-        precompile([(run_phase, (PHASE_EVOLVE, self.population(0), data, ws, self.search, self.front), "main"),
+        precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
                     (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
