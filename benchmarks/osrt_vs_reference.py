@@ -11,7 +11,7 @@ time ratio ours / reference. Then it prints:
   and without it (cold compile, for information);
 - the peak memory of the largest case (resident set growth of a fresh process).
 
-Seconds: ours = wall time of ``parsimony.trees.osrt.find_tree`` (preprocessing included); reference =
+Seconds: ours = wall time of ``parsimony.trees._driver.find_tree`` (preprocessing included); reference =
 its own optimisation time (``osrt.time()``), as in the anchors table. Fast cases (< 2 s) take the
 best of 3 runs for both solvers. Ratios divide by max(reference seconds, 1 ms).
 
@@ -84,29 +84,26 @@ def load(name):
 
 
 def run_ours(X, y, lam, depth, time_limit):
-    from parsimony.trees.osrt import find_tree
+    from parsimony.losses import Squared
+    from parsimony.trees._driver import find_tree
 
     t = time.perf_counter()
-    result = find_tree(X.to_numpy(dtype=np.uint8), y, lam, depth, time_limit=time_limit)
+    Xb = X.to_numpy(dtype=np.uint8)
+    result = find_tree(Xb, y, Squared(), lam, depth, time_limit=time_limit)
     seconds = time.perf_counter() - t
-    leaves = _count_leaves(result.root)
+    leaves = int((result.tree.feature < 0).sum())
     # score the returned tree itself (not the search's value), so "better than the reference" is checkable
     yv = np.asarray(y, dtype=float)
-    sse = sum(((yv[r] - yv[r].mean()) ** 2).sum() for r in _leaf_rows(result.root))
+    sse = sum(((yv[r] - yv[r].mean()) ** 2).sum() for r in _leaf_rows(result.tree, Xb))
     tree_objective = sse / ((yv - yv.mean()) ** 2).sum() + lam * leaves if leaves > 1 else 1.0 + lam
     assert abs(tree_objective - result.objective) < 1e-9, (tree_objective, result.objective)
     return {"objective": tree_objective, "lower_bound": result.lower_bound, "status": result.status,
             "leaves": leaves, "seconds": seconds, "table_mb": result.stats.get("table_megabytes", 0.0)}
 
 
-def _leaf_rows(node):
-    if "feature" not in node:
-        return [node["rows"]]
-    return _leaf_rows(node["true"]) + _leaf_rows(node["false"])
-
-
-def _count_leaves(node):
-    return 1 if "feature" not in node else _count_leaves(node["true"]) + _count_leaves(node["false"])
+def _leaf_rows(tree, Xb):
+    leaf = tree.apply(Xb)
+    return [np.nonzero(leaf == i)[0] for i in np.unique(leaf)]
 
 
 @contextlib.contextmanager
@@ -154,25 +151,26 @@ def best_of(fn, *args, repeats=3, fast=2.0):
 
 FIRST_CALL = r"""
 import time
-from parsimony.trees.osrt import warm_up
+from parsimony.trees._driver import warm_up
 t = time.perf_counter(); warm_up()
 print(time.perf_counter() - t)
 """
 
 PEAK = r"""
 import sys, json, numpy as np, pandas as pd
-from parsimony.trees.osrt import find_tree
+from parsimony.losses import Squared
+from parsimony.trees._driver import find_tree
 
 def status_mb(field):
     for line in open("/proc/self/status"):
         if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
-X = (np.random.default_rng(0).random((30, 4)) < 0.5).astype(np.uint8); find_tree(X, np.arange(30.0), 0.01, None)
+X = (np.random.default_rng(0).random((30, 4)) < 0.5).astype(np.uint8); find_tree(X, np.arange(30.0), Squared(), 0.01, None)
 frame = pd.read_csv(sys.argv[1]); Xb = frame.iloc[:, :-1].to_numpy(dtype=np.uint8); y = frame.iloc[:, -1].to_numpy(float)
 with open("/proc/self/clear_refs", "w") as f:  # reset the peak (VmHWM) to the current resident size
     f.write("5")
 base = status_mb("VmRSS")
-r = find_tree(Xb, y, float(sys.argv[2]), None if sys.argv[3] == "none" else int(sys.argv[3]), time_limit=float(sys.argv[4]))
+r = find_tree(Xb, y, Squared(), float(sys.argv[2]), None if sys.argv[3] == "none" else int(sys.argv[3]), time_limit=float(sys.argv[4]))
 print(json.dumps({"base_mb": base, "peak_mb": status_mb("VmHWM"), "table_mb": r.stats.get("table_megabytes", 0)}))
 """
 
@@ -214,7 +212,7 @@ def main(argv=None):
         sys.exit(f"datasets not found at {DATA}")
 
     # warm-up (loads or compiles every kernel) so that compile time is not charged to a case
-    from parsimony.trees.osrt import warm_up
+    from parsimony.trees._driver import warm_up
 
     warm_up()
 

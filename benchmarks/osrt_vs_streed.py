@@ -21,7 +21,8 @@ import time
 import numpy as np
 import pandas as pd
 
-from parsimony.trees.osrt import find_tree, warm_up
+from parsimony.losses import Squared
+from parsimony.trees._driver import find_tree, warm_up
 
 
 def best_time(fit, repeats):
@@ -55,7 +56,7 @@ def main():
         y = frame.iloc[:, -1].to_numpy(dtype=float)
         for depth in args.depths:
             for lam in args.lambdas:
-                ours_s, ours = best_time(lambda: find_tree(X, y, lam, depth), args.repeats)
+                ours_s, ours = best_time(lambda: find_tree(X, y, Squared(), lam, depth), args.repeats)
 
                 def fit_streed():
                     model = STreeDRegressor(optimization_task="cost-complex-regression", max_depth=depth,

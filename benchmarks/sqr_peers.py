@@ -37,7 +37,7 @@ from sklearn.model_selection import KFold
 from parsimony.datasets import load_dataset
 from parsimony.losses import weighted_quantile
 from parsimony.metrics import (
-    absolute_coverage_error, complexity, coverage, expression_complexity, normalized_quantile_loss, pinball_loss,
+    absolute_coverage_error, coverage, expression_complexity, normalized_quantile_loss, pinball_loss,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -128,9 +128,9 @@ def main(argv=None):
                                 f"{in_front}; selected [{model.complexity_}] {model.export_text(decimals=3)}{note}")
             if len(best_marker):
                 row = best_marker.iloc[-1]
-                results[planted] += f"\n        front's last {args.marker} row: [{row['complexity']}] loss " \
-                                    f"{row['loss']:.4f} (selected's {front['loss'].iloc[model.best_index_]:.4f})" \
-                                    f" {row['equation']}"
+                results[planted] += (f"\n        front's last {args.marker} row: [{row['complexity']}] loss "
+                                     f"{row['loss']:.4f} (selected's {front['loss'].iloc[model.best_index_]:.4f})"
+                                     f" {row['equation']}")
         print(f"fold {fold}\n  plain:   {results[False]}\n  planted: {results[True]}", flush=True)
 
 

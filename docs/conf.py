@@ -25,6 +25,7 @@ extensions = [
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
     "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",  # MathJax copied into the build (_static/mathjax), so formulas render offline
     "numpydoc",
     "myst_nb",
 ]

@@ -229,9 +229,9 @@ def _download(url: str, part: Path, timeout: float, desc: str, progress: bool) -
             start = 0
         length = response.headers.get("Content-Length")
         total = start + int(length) if length and length.isdigit() else None
-        with open(part, "ab" if start else "wb") as fh, \
-                tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=desc, leave=False,
-                     disable=not progress) as bar:
+        with (open(part, "ab" if start else "wb") as fh,
+              tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=desc, leave=False,
+                   disable=not progress) as bar):
             for block in iter(lambda: response.read(_CHUNK), b""):
                 fh.write(block)
                 bar.update(len(block))

@@ -131,6 +131,13 @@ class Loss:
         y = np.asarray(y, dtype=float)
         return weighted_quantile(y, self._weights(y, sample_weight), self.tau)
 
+    def constant_total(self, y, sample_weight=None) -> tuple[float, float]:
+        """:meth:`optimal_constant` and the weighted sum of its losses (a tree leaf's value and loss)."""
+        y = np.asarray(y, dtype=float)
+        w = self._weights(y, sample_weight)
+        constant = self.optimal_constant(y, w)
+        return constant, self.total(y, constant, w)
+
     def baseline(self, y, sample_weight=None) -> float:
         """Weighted mean loss of :meth:`optimal_constant` (what a model must beat)."""
         y = np.asarray(y, dtype=float)
@@ -207,7 +214,8 @@ class Squared(Loss):
 
     def optimal_constant(self, y, sample_weight=None):
         y = np.asarray(y, dtype=float)
-        return float(np.average(y, weights=self._weights(y, sample_weight)))
+        w = self._weights(y, sample_weight)
+        return float(np.multiply(y, w).sum() / w.sum())  # np.average's arithmetic, without its checks
 
     def _julia_body(self):
         return "        return r * r\n"
@@ -231,8 +239,25 @@ class Absolute(Loss):
         return "        return abs(r)\n"
 
 
-#: Loss names accepted by the estimators' ``loss`` parameter.
-LOSSES = {"pinball": Pinball, "squared": Squared, "absolute": Absolute}
+#: Loss names accepted by every estimator's ``loss`` parameter ("quantile" is "pinball"): the
+#: estimator's ``quantile`` gives the pinball loss its level (see :func:`as_loss`).
+LOSSES = {"pinball": Pinball, "quantile": Pinball, "squared": Squared, "absolute": Absolute}
+
+
+def as_loss(loss, quantile=0.5) -> Loss:
+    """The loss object an estimator's ``loss`` parameter names.
+
+    A loss object is returned as it is (it carries its own level); "squared" and "absolute" are
+    :class:`Squared` and :class:`Absolute`; "pinball" and "quantile" are :class:`Pinball` at level
+    ``quantile``. Raises ``ValueError`` for other names and ``TypeError`` for other objects.
+    """
+    if isinstance(loss, Loss):
+        if loss.code not in (LOSS_SQUARED, LOSS_ABSOLUTE, LOSS_PINBALL):
+            raise TypeError(f"loss must be a Squared, Absolute or Pinball object (the kernels' losses), got {loss!r}")
+        return loss
+    if not isinstance(loss, str) or loss not in LOSSES:
+        raise ValueError(f"loss must be one of {sorted(LOSSES)} or a parsimony.losses object, got {loss!r}")
+    return Pinball(quantile) if LOSSES[loss] is Pinball else LOSSES[loss]()
 
 
 def loss_from_code(code: int, tau: float = 0.5) -> Loss:

@@ -19,7 +19,7 @@ from parsimony.ensembles import ForestPrune, OrderedBaggingRegressor
 from parsimony.ensembles.bagged_networks import BaggedNetworks
 from parsimony.experiments.baselines import QuantileDecisionTreeRegressor
 from parsimony.symbolic import ConformalQuantileInterval, SymbolicQuantileRegressor
-from parsimony.trees import Binarizer, OptimalSparseRegressionTree
+from parsimony.trees import OptimalSparseRegressionTree
 
 TINY_SQR = dict(niterations=1, populations=1, population_size=8, ncycles_per_iteration=3, progress=False,
                 random_state=0)

@@ -40,6 +40,12 @@ def test_docs_build_without_warnings(tmp_path):
         page = (out / "notebooks" / f"{notebook.stem}.html").read_text()
         images = re.findall(r'<img[^>]+src="[^"]+\.png"', page)
         assert len(images) == stored_figures(notebook), f"{notebook.name}: stored figures not all rendered"
+    # formulas render offline: the pages load the MathJax copied into the build, never a CDN
+    osrt_page = (out / "methods" / "osrt.html").read_text()
+    assert "$" in (DOCS / "methods" / "osrt.md").read_text() and "math" in osrt_page
+    scripts = re.findall(r'<script[^>]+src="([^"]*mathjax[^"]*)"', osrt_page, flags=re.I)
+    assert scripts and not any("://" in src for src in scripts), scripts
+    assert all((out / "methods" / src.split("?")[0]).resolve().is_file() for src in scripts), scripts
 
 
 @pytest.mark.parametrize("code", BLOCKS, ids=[f"example{i}" for i in range(len(BLOCKS))])

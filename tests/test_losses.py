@@ -5,7 +5,8 @@ import pytest
 
 from parsimony import _loss_kernels as K
 from parsimony.losses import (
-    LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, LOSSES, Absolute, Pinball, Squared, loss_from_code, weighted_quantile,
+    LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, LOSSES, Absolute, Loss, Pinball, Squared, as_loss, loss_from_code,
+    weighted_quantile,
     weighted_quantiles,
 )
 from parsimony.metrics import pinball_loss
@@ -111,3 +112,24 @@ def test_kernel_quantile_position_is_the_python_quantile(seed):
     ten = np.arange(11, dtype=float)
     assert K.lower_quantile_position(ten, 0, 10, 0.7) == 6
     assert weighted_quantile(np.arange(10.0), None, 0.7) == np.quantile(np.arange(10.0), 0.7, method="inverted_cdf") == 6.0
+
+
+def test_as_loss_is_the_one_name_table():
+    assert as_loss("squared") == Squared() and as_loss("absolute") == Absolute()
+    assert as_loss("pinball", 0.8) == as_loss("quantile", 0.8) == Pinball(0.8)
+    assert {type(as_loss(name)) for name in LOSSES} == {Squared, Absolute, Pinball}
+    given = Pinball(0.3)
+    assert as_loss(given, 0.8) is given  # an object keeps its own level
+    with pytest.raises(ValueError, match="loss must be one of"):
+        as_loss("huber")
+    with pytest.raises(TypeError, match="kernels' losses"):
+        as_loss(Loss())
+
+
+@pytest.mark.parametrize("loss", LOSS_OBJECTS, ids=repr)
+def test_constant_total_is_the_optimal_constant_and_its_total(loss):
+    rng = np.random.default_rng(4)
+    y, w = rng.normal(size=31), rng.integers(1, 4, size=31).astype(float)
+    constant, total = loss.constant_total(y, w)
+    assert constant == loss.optimal_constant(y, w)
+    assert total == loss.total(y, np.full_like(y, constant), w)

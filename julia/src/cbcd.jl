@@ -25,7 +25,7 @@ const SUBSET = 2
 # a ⋅ b over the length of `a` (`b` may be longer, like the twin's work vector `sums`).
 @inline function _dot(a::AbstractVector, b::AbstractVector)
     s = 0.0
-    @inbounds @simd for j in 1:length(a)  # reassociation allowed, like the numba twin's fastmath
+    @inbounds @simd for j in eachindex(a)  # reassociation allowed, like the numba twin's fastmath
         s += a[j] * b[j]
     end
     return s

@@ -367,8 +367,7 @@ class BenchmarkReport:
     comparison: object = None
 
     def _stats_view(self, table: pd.DataFrame, wilcoxon=False) -> pd.DataFrame:
-        cols = ["metric", "abbr", "quantile", "models", "statistic", "p_value", "significant"] if wilcoxon else \
-            ["metric", "abbr", "quantile", "statistic", "p_value", "significant"]
+        cols = ["metric", "abbr", "quantile", *(["models"] if wilcoxon else []), "statistic", "p_value", "significant"]
         view = table[cols].copy()
         view["p_value"] = [("<0.001" if p < 0.001 else f"{p:.4f}") if np.isfinite(p) else "" for p in view["p_value"]]
         view["significant"] = ["Yes" if s else "No" for s in view["significant"]]

@@ -14,7 +14,7 @@ from .._validation import (
     BOOLEAN, N_JOBS, POSITIVE, RANDOM_STATE, Check, InstanceOf, Interval, Options, check_quantiles, validate_params,
 )
 from ..backend import BACKENDS
-from ..losses import LOSSES, Loss, Pinball
+from ..losses import LOSSES, Loss, Pinball, as_loss
 from ._expressions import TOKEN_COMPLEXITY, canonical_operator, complexity_weights, operator_codes
 from ._search import SearchSettings
 
@@ -39,8 +39,8 @@ def token_weights(weights, name="complexity_of_operators") -> dict:
         raise TypeError(f"{name} must be a dict {{operator name: integer weight >= 1}}, got {weights!r}")
     table = dict(TOKEN_COMPLEXITY)
     for key, value in weights.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value).is_integer() \
-                or value < 1:
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value).is_integer()
+                or value < 1):
             raise ValueError(f"{name}[{key!r}] must be an integer >= 1, got {value!r}")
         key = "feature" if key in ("feature", "variable") else ("constant" if key == "constant"
                                                                  else canonical_operator(key))
@@ -98,12 +98,13 @@ def search_settings(params: dict, engine: str) -> SearchSettings:
 
 def level_losses(loss, quantiles) -> list:
     """The loss object of each quantile level, for a validated ``loss`` parameter: the pinball
-    loss at each level (None or "pinball"), else the one loss given (a single level only)."""
-    if loss is None or loss == "pinball":
+    loss at each level (None, "pinball" or "quantile"), else the one loss given (a single level
+    only; names and objects as every estimator takes them, :func:`parsimony.losses.as_loss`)."""
+    if loss is None or loss in ("pinball", "quantile"):
         return [Pinball(q) for q in quantiles]
     if len(quantiles) > 1:
         raise ValueError("a custom loss fits one model: give a single quantile level")
-    return [LOSSES[loss]() if isinstance(loss, str) else loss]
+    return [as_loss(loss)]
 
 
 @dataclass

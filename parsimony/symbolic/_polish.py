@@ -70,8 +70,9 @@ def _polish(ops, feats, vals, loss, data, ws, state, spare):
 def _extended(ops, feats, vals, n_more):
     """Copies of ``(ops, feats, vals)`` with ``n_more`` zero nodes appended."""
     n = ops.shape[0]
-    ops2, feats2, vals2 = np.zeros(n + n_more, dtype=ops.dtype), np.zeros(n + n_more, dtype=feats.dtype), \
-        np.zeros(n + n_more)
+    ops2 = np.zeros(n + n_more, dtype=ops.dtype)
+    feats2 = np.zeros(n + n_more, dtype=feats.dtype)
+    vals2 = np.zeros(n + n_more)
     for i in range(n):
         ops2[i], feats2[i], vals2[i] = ops[i], feats[i], vals[i]
     return ops2, feats2, vals2

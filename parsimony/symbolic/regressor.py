@@ -167,8 +167,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     rearrange : bool, default=False
         With several quantiles, sort each row's predictions so that they never cross
         (monotone rearrangement).
-    loss : None, "pinball", "squared", "absolute" or a loss object, default=None
-        None fits the pinball loss at each quantile level; other losses need a single level.
+    loss : None, "pinball", "quantile", "squared", "absolute" or a loss object, default=None
+        None, "pinball" and "quantile" fit the pinball loss at each quantile level; other losses
+        need a single level (the names every estimator accepts, :data:`parsimony.losses.LOSSES`).
     batch_size : "auto", int or None, default="auto"
         Evolve each population on a random batch of this many rows, redrawn every iteration
         (hall-of-fame candidates are re-scored on all rows); only when there are more than twice

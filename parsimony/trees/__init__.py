@@ -11,7 +11,7 @@ from .._lazy import lazy_exports
 _LAZY = {
     "Binarizer": "parsimony.trees.binarizer",
     "OptimalSparseRegressionTree": "parsimony.trees.osrt",
-    "TreeTable": "parsimony.trees.osrt",
+    "TreeTable": "parsimony.trees._tree_table",
 }
 
 __all__ = ["Binarizer", "OptimalSparseRegressionTree", "TreeTable"]

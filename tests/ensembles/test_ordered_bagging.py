@@ -143,7 +143,6 @@ from sklearn.tree import DecisionTreeRegressor  # noqa: E402
 from sklearn.utils.estimator_checks import parametrize_with_checks  # noqa: E402
 
 from parsimony.ensembles import OrderedBaggingRegressor  # noqa: E402
-from parsimony.ensembles.bagged_networks import make_network  # noqa: E402
 
 
 def friedman(n, seed):

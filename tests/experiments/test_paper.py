@@ -11,7 +11,7 @@ import pytest
 from parsimony import datasets
 from parsimony.cli import main
 from parsimony.experiments import paper
-from parsimony.experiments.reporting import dataset_means, report
+from parsimony.experiments.reporting import report
 from types import SimpleNamespace
 from parsimony.experiments.store import ResultStore
 from parsimony.experiments.suites import (

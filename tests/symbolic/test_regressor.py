@@ -43,8 +43,8 @@ def test_noiseless_recovery(quadratic_model):
     import sympy
 
     x0, x1 = sympy.symbols("x0 x1")
-    assert sympy.simplify(model.sympy() - (2.5 * x0**2 + sympy.cos(x1))).equals(0) or \
-        abs(float((model.sympy() - 2.5 * x0**2 - sympy.cos(x1)).subs({x0: 1.3, x1: 0.4}))) < 1e-6
+    assert (sympy.simplify(model.sympy() - (2.5 * x0**2 + sympy.cos(x1))).equals(0)
+            or abs(float((model.sympy() - 2.5 * x0**2 - sympy.cos(x1)).subs({x0: 1.3, x1: 0.4}))) < 1e-6)
     assert "cos" in model.latex() and model.complexity_ == eq["complexity"].iloc[model.best_index_]
 
 
@@ -278,7 +278,7 @@ def test_bad_parameters(params, message):
     ({"complexity_of_operators": {"sin": 2.5}}, ValueError, r"complexity_of_operators\['sin'\] must be an integer"),
     ({"maxsize": 2.5}, TypeError, r"maxsize must be an integer >= 1, got 2.5"),
     ({"batch_size": "big"}, ValueError, r"batch_size must be None or 'auto' or an integer >= 16"),
-    ({"loss": "huber"}, ValueError, r"loss must be None or one of 'pinball', 'squared', 'absolute'"),
+    ({"loss": "huber"}, ValueError, r"loss must be None or one of 'pinball', 'quantile', 'squared', 'absolute'"),
     ({"progress": "yes"}, TypeError, r"progress must be True or False"),
     ({"random_state": "seed"}, TypeError, r"random_state must be None, an int or a numpy"),
     ({"n_jobs": 0}, ValueError, r"n_jobs must be a positive integer, -1 \(all cores\) or None"),

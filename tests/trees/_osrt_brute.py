@@ -84,10 +84,21 @@ def tree_objective(node, y, lam, loss, w=None, tau=0.5):
     return sum(leaf_loss(y[r], loss, w[r], tau) for r in leaves) / norm + lam * len(leaves)
 
 
+def table_splits(tree, Xb, node=0, rows=None):
+    """A fitted ``TreeTable`` as nested splits whose leaves list the rows of ``Xb`` they hold."""
+    rows = np.arange(len(Xb)) if rows is None else rows
+    f = tree.feature[node]
+    if f < 0:
+        return {"rows": rows}
+    hit = Xb[rows, f] == 1
+    return {"feature": int(f), "true": table_splits(tree, Xb, tree.children_left[node], rows[hit]),
+            "false": table_splits(tree, Xb, tree.children_right[node], rows[~hit])}
+
+
 def kernel_lower_bound(problem, words, d):
     """The search kernel's lower bound of subproblem ``(words, d)`` (buffers allocated here)."""
-    from parsimony.trees import _search
+    from parsimony.trees import _bounds
 
     n_classes = problem.class_weight.shape[0]
     buf = max(n_classes, problem.row_y.shape[0])
-    return _search.lower_bound(problem, words, d, np.empty(n_classes, dtype=np.int64), np.empty(buf), np.empty(buf))
+    return _bounds.lower_bound(problem, words, d, np.empty(n_classes, dtype=np.int64), np.empty(buf), np.empty(buf))

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from parsimony.losses import Absolute, Pinball, Squared
 from parsimony.trees import Binarizer, OptimalSparseRegressionTree
 
 from _osrt_brute import brute_force_objective
@@ -106,6 +107,19 @@ def test_bad_parameters_raise_clear_errors(params, message):
     X, y = _binary_data()
     with pytest.raises((ValueError, TypeError), match=message):
         OptimalSparseRegressionTree(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("name, obj", [("squared", Squared()), ("absolute", Absolute()), ("quantile", Pinball(0.8)),
+                                       ("pinball", Pinball(0.8))])
+def test_loss_names_and_objects_fit_the_same_tree(name, obj):
+    """The loss vocabulary of every estimator: a name (with ``quantile``) or a loss object."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(120, 3))
+    y = X[:, 0] + rng.exponential(size=120)
+    by_name = OptimalSparseRegressionTree(regularization=0.01, depth_limit=3, loss=name, quantile=0.8).fit(X, y)
+    by_object = OptimalSparseRegressionTree(regularization=0.01, depth_limit=3, loss=obj, quantile=0.3).fit(X, y)
+    assert by_name.objective_ == by_object.objective_
+    np.testing.assert_array_equal(by_name.predict(X), by_object.predict(X))
 
 
 def test_bad_data_raises_clear_errors():

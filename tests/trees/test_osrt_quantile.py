@@ -7,12 +7,13 @@ import itertools
 import numpy as np
 import pytest
 
-from parsimony.losses import LOSS_PINBALL
-from parsimony.trees import OptimalSparseRegressionTree, _search
+from parsimony.losses import LOSS_PINBALL, Absolute, Pinball
+from parsimony.trees import OptimalSparseRegressionTree, _records
 from parsimony.trees._kmeans import cluster_costs
-from parsimony.trees.osrt import _bitsets, _equivalence_classes, find_tree
+from parsimony.trees._classes import _bitsets, _equivalence_classes
+from parsimony.trees._driver import find_tree
 
-from _osrt_brute import brute_force_objective, leaf_loss, pinball, kernel_lower_bound, random_problem, tree_objective
+from _osrt_brute import brute_force_objective, leaf_loss, pinball, kernel_lower_bound, random_problem, table_splits, tree_objective
 
 TAUS = (0.1, 0.3, 0.75, 0.9)
 
@@ -24,18 +25,18 @@ def test_objective_equals_exhaustive_search(tau, bound):
         Xb, y, lam, depth = random_problem(seed)
         rng = np.random.default_rng(seed)
         w = rng.uniform(0.2, 3.0, len(y)) if seed % 3 == 1 else np.ones(len(y))
-        result = find_tree(Xb, y, lam, depth, "quantile", bound, sample_weight=w, quantile=tau)
+        result = find_tree(Xb, y, Pinball(tau), lam, depth, bound, sample_weight=w)
         expected = brute_force_objective(Xb, y, lam, depth, "quantile", sample_weight=w, tau=tau)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-9), (seed, tau)
-        assert tree_objective(result.root, y, lam, "quantile", w, tau) == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(table_splits(result.tree, Xb), y, lam, "quantile", w, tau) == pytest.approx(expected, abs=1e-9), seed
 
 
 def test_half_quantile_is_the_absolute_loss():
     for seed in range(40):
         Xb, y, lam, depth = random_problem(seed)
-        q = find_tree(Xb, y, lam, depth, "quantile", quantile=0.5)
-        a = find_tree(Xb, y, lam, depth, "absolute")
+        q = find_tree(Xb, y, Pinball(0.5), lam, depth)
+        a = find_tree(Xb, y, Absolute(), lam, depth)
         assert q.objective == pytest.approx(a.objective, abs=1e-12)
 
 
@@ -48,7 +49,7 @@ def test_lower_bounds_never_exceed_the_optimum(tau):
         Xb, y, lam, _ = random_problem(seed)
         w = rng.uniform(0.2, 3.0, len(y)) if seed % 2 else np.ones(len(y))
         ys = y / leaf_loss(y, "quantile", w, tau)  # the search scales y so that one leaf has loss 1
-        uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, LOSS_PINBALL, tau)
+        uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, Pinball(tau))
         order = np.argsort(ys, kind="stable")
         n_classes = len(cw)
         fbits = _bitsets(uniq.astype(bool), 1)
@@ -58,10 +59,10 @@ def test_lower_bounds_never_exceed_the_optimum(tau):
                 continue
             words = _bitsets(np.isin(np.arange(n_classes), subset)[:, None], 1)[0]
             rows = np.nonzero(np.isin(row_class, subset))[0]
-            for d in (0, 1, 2, 3, _search.UNLIMITED):
-                opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else d, "quantile", rows=rows,
+            for d in (0, 1, 2, 3, _records.UNLIMITED):
+                opt = brute_force_objective(Xb, y, lam, None if d == _records.UNLIMITED else d, "quantile", rows=rows,
                                             sample_weight=w, tau=tau)
-                problem = _search.make_problem(LOSS_PINBALL, _search.BOUND_KMEANS, lam, d == _search.UNLIMITED, uniq,
+                problem = _records.make_problem(LOSS_PINBALL, _records.BOUND_KMEANS, lam, d == _records.UNLIMITED, uniq,
                                                fbits, cw, cs, cq, cmean, cwithin, row_class[order].astype(np.int64),
                                                ys[order], w[order], tau=tau)
                 lb = kernel_lower_bound(problem, words, d)

@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from parsimony.trees.osrt import find_tree
+from parsimony.losses import Squared, as_loss
+from parsimony.trees._driver import find_tree
 
 # (dataset, lambda, depth or None, optimal objective, leaves) from ../shared/anchors.md (fast cases)
 ANCHORS = [
@@ -33,7 +34,7 @@ def _load(osrt_dir, name):
 @pytest.mark.parametrize("name, lam, depth, objective, leaves", ANCHORS)
 def test_anchor_objectives(osrt_dir, name, lam, depth, objective, leaves):
     X, y = _load(osrt_dir, name)
-    result = find_tree(X.to_numpy(), y, lam, depth)
+    result = find_tree(X.to_numpy(), y, Squared(), lam, depth)
     assert result.status == "optimal"
     assert result.objective == pytest.approx(objective, abs=1e-5)
 
@@ -60,5 +61,5 @@ def test_same_objective_as_reference_package(osrt_dir, name, lam, depth, loss):
     else:
         ref_loss = np.abs(y - pred).sum() / np.abs(y - np.median(y)).sum()
     ref_objective = ref_loss + lam * ref.leaves()
-    ours = find_tree(X.to_numpy(), y, lam, depth, loss=loss)
+    ours = find_tree(X.to_numpy(), y, as_loss(loss), lam, depth)
     assert ours.objective == pytest.approx(ref_objective, abs=1e-5)

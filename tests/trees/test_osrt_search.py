@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from parsimony.trees import _search
-from parsimony.trees.osrt import _bitsets, _equivalence_classes, _new_memo, find_tree
+from parsimony.losses import Squared, as_loss
+from parsimony.trees import _lookahead, _memo, _records, _register, _stack, _terminal
+from parsimony.trees._classes import _bitsets, _equivalence_classes
+from parsimony.trees._driver import _new_memo, find_tree
 
-from _osrt_brute import brute_force_objective, leaf_loss, kernel_lower_bound, random_problem, tree_objective
+from _osrt_brute import brute_force_objective, leaf_loss, kernel_lower_bound, random_problem, table_splits, tree_objective
 
 
 def _weights(seed, n):
@@ -25,12 +27,12 @@ def test_objective_equals_exhaustive_search(bound, weighted):
         Xb, y, lam, depth = random_problem(seed)
         loss = "absolute" if seed % 4 == 1 or (weighted and seed % 4 == 2) else "squared"
         w = _weights(seed, len(y)) if weighted else None
-        result = find_tree(Xb, y, lam, depth, loss, bound, sample_weight=w)
+        result = find_tree(Xb, y, as_loss(loss), lam, depth, bound, sample_weight=w)
         expected = brute_force_objective(Xb, y, lam, depth, loss, sample_weight=w)
         assert result.status == "optimal"
         assert result.objective == pytest.approx(expected, abs=1e-9), (seed, bound)
         # the returned tree really has that objective and respects the depth limit
-        assert tree_objective(result.root, y, lam, loss, w) == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(table_splits(result.tree, Xb), y, lam, loss, w) == pytest.approx(expected, abs=1e-9), seed
 
 
 def test_eight_features_depth_three():
@@ -39,7 +41,7 @@ def test_eight_features_depth_three():
         Xb = (rng.random((24, 8)) < 0.5).astype(np.uint8)
         y = Xb[:, 0] * 2.0 + Xb[:, 1] * Xb[:, 2] + rng.normal(scale=0.3, size=24)
         lam = 0.01
-        assert find_tree(Xb, y, lam, 3).objective == pytest.approx(brute_force_objective(Xb, y, lam, 3), abs=1e-9)
+        assert find_tree(Xb, y, Squared(), lam, 3).objective == pytest.approx(brute_force_objective(Xb, y, lam, 3), abs=1e-9)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -55,7 +57,7 @@ def test_lower_bounds_never_exceed_the_optimum(loss, weighted):
         scale = leaf_loss(y, loss, w)  # the search scales y so that one leaf has loss 1
         scale = np.sqrt(scale) if loss_kind == 0 else scale
         ys = y / scale
-        uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, loss_kind)
+        uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, as_loss(loss))
         order = np.argsort(ys, kind="stable")
         rows_class = row_class[order].astype(np.int64)
         rows_y = ys[order]
@@ -67,12 +69,12 @@ def test_lower_bounds_never_exceed_the_optimum(loss, weighted):
             words = _bitsets(np.isin(np.arange(n_classes), subset)[:, None], 1)[0]
             fbits = _bitsets(uniq.astype(bool), 1)
             rows = np.nonzero(np.isin(row_class, subset))[0]
-            for d in (0, 1, 2, 3, _search.UNLIMITED):
-                opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else d, loss, rows=rows,
+            for d in (0, 1, 2, 3, _records.UNLIMITED):
+                opt = brute_force_objective(Xb, y, lam, None if d == _records.UNLIMITED else d, loss, rows=rows,
                                             sample_weight=w)
                 # the oracle normalises by the loss of all rows, as the search does
-                for kind in (_search.BOUND_KMEANS, _search.BOUND_EQUIVALENT, _search.BOUND_NONE):
-                    problem = _search.make_problem(loss_kind, kind, lam, d == _search.UNLIMITED, uniq, fbits, cw, cs,
+                for kind in (_records.BOUND_KMEANS, _records.BOUND_EQUIVALENT, _records.BOUND_NONE):
+                    problem = _records.make_problem(loss_kind, kind, lam, d == _records.UNLIMITED, uniq, fbits, cw, cs,
                                                    cq, cmean, cwithin, rows_class, rows_y, w[order])
                     lb = kernel_lower_bound(problem, words, d)
                     assert lb <= opt + 1e-9, (seed, d, kind)
@@ -82,8 +84,8 @@ def test_lower_bounds_never_exceed_the_optimum(loss, weighted):
 
 def test_kmeans_bound_is_at_least_the_equivalent_points_bound():
     Xb, y, lam, _ = random_problem(11)
-    result_k = find_tree(Xb, y, lam, 3, bound="kmeans")
-    result_e = find_tree(Xb, y, lam, 3, bound="equivalent")
+    result_k = find_tree(Xb, y, Squared(), lam, 3, bound="kmeans")
+    result_e = find_tree(Xb, y, Squared(), lam, 3, bound="equivalent")
     assert result_k.objective == pytest.approx(result_e.objective)
     assert result_k.stats["expansions"] <= result_e.stats["expansions"]
 
@@ -99,19 +101,19 @@ def _hard_problem():
 def test_time_limit_returns_best_tree_with_certified_gap(loss, weighted):
     Xb, y = _hard_problem()
     w = np.random.default_rng(5).uniform(0.2, 3.0, len(y)) if weighted else None
-    full = find_tree(Xb, y, 0.001, None, loss, sample_weight=w)
+    full = find_tree(Xb, y, as_loss(loss), 0.001, None, sample_weight=w)
     assert full.status == "optimal"
-    limited = find_tree(Xb, y, 0.001, None, loss, time_limit=0.05, sample_weight=w)
+    limited = find_tree(Xb, y, as_loss(loss), 0.001, None, time_limit=0.05, sample_weight=w)
     assert limited.status == "time_limit"
     assert limited.lower_bound <= full.objective + 1e-9
     assert limited.objective >= full.objective - 1e-9
-    assert tree_objective(limited.root, y, 0.001, loss, w) == pytest.approx(limited.objective, abs=1e-9)
+    assert tree_objective(table_splits(limited.tree, Xb), y, 0.001, loss, w) == pytest.approx(limited.objective, abs=1e-9)
 
 
 def test_memory_limit_stops_gracefully():
     Xb, y = _hard_problem()
-    full = find_tree(Xb, y, 0.001, None)
-    limited = find_tree(Xb, y, 0.001, None, memory_limit=0.5)
+    full = find_tree(Xb, y, Squared(), 0.001, None)
+    limited = find_tree(Xb, y, Squared(), 0.001, None, memory_limit=0.5)
     assert limited.status == "memory_limit"
     assert limited.lower_bound <= full.objective + 1e-9 <= limited.objective + 2e-9
 
@@ -122,7 +124,7 @@ def test_every_stored_bound_and_value_is_valid(loss):
     checked = 0
     for seed in range(25):
         Xb, y, lam, depth = random_problem(3 * seed + 1)
-        checked += _check_table(find_tree(Xb, y, lam, depth, loss, keep_table=True), Xb, y, lam, loss, None, seed)
+        checked += _check_table(find_tree(Xb, y, as_loss(loss), lam, depth, keep_table=True), Xb, y, lam, loss, None, seed)
     assert checked > 100
 
 
@@ -131,7 +133,7 @@ def _check_table(result, Xb, y, lam, loss, w, seed):
     subproblem's optimum by exhaustive search; returns how many entries were checked."""
     table = result.table
     for rows, d, lb, value in zip(table["rows"], table["depth"], table["lower_bound"], table["value"]):
-        opt = brute_force_objective(Xb, y, lam, None if d == _search.UNLIMITED else int(d), loss, rows=rows,
+        opt = brute_force_objective(Xb, y, lam, None if d == _records.UNLIMITED else int(d), loss, rows=rows,
                                     sample_weight=w)
         assert lb <= opt + 1e-9, (seed, d)
         if np.isfinite(value):
@@ -140,12 +142,12 @@ def _check_table(result, Xb, y, lam, loss, w, seed):
 
 
 def test_warm_up_compiles_every_kernel():
-    from parsimony.trees.osrt import warm_up
+    from parsimony.trees._driver import warm_up
 
     warm_up()
     # the kernels called from Python (cluster_costs is compiled into search, and when search
     # comes from numba's disk cache its dispatcher stays empty)
-    for kernel in (_search.search, _search.rehash, _search.lookup, _search.stack_lower_bound):
+    for kernel in (_stack.search, _memo.rehash, _memo.lookup, _stack.stack_lower_bound):
         assert kernel.signatures, kernel
 
 
@@ -172,16 +174,16 @@ def _squared_problem(seed):
     subproblems: ``subproblem(subset)`` gives the bitset and the rows of a subset of the classes."""
     Xb, y, w, lam = _terminal_case(seed)
     ys = y / np.sqrt(leaf_loss(y, "squared", w))  # scaled like the search: one leaf has loss 1
-    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, 0)
+    uniq, row_class, cw, cs, cq, cmean, cwithin = _equivalence_classes(Xb, ys, w, Squared())
     n_words = (len(cw) + 63) // 64
-    problem = _search.make_problem(0, _search.BOUND_KMEANS, lam, False, uniq, _bitsets(uniq.astype(bool), n_words),
+    problem = _records.make_problem(0, _records.BOUND_KMEANS, lam, False, uniq, _bitsets(uniq.astype(bool), n_words),
                                    cw, cs, cq, cmean, cwithin)
 
     def subproblem(subset):
         words = _bitsets(np.isin(np.arange(len(cw)), subset)[:, None], n_words)[0]
         return words, np.nonzero(np.isin(row_class, subset))[0]
 
-    return (Xb, y, w, lam), problem, _search.new_buffers(problem, _search.pair_width(problem)), subproblem
+    return (Xb, y, w, lam), problem, _records.new_buffers(problem, _records.pair_width(problem)), subproblem
 
 
 def test_depth_two_solver_is_exact():
@@ -197,7 +199,7 @@ def test_depth_two_solver_is_exact():
             if subset.size == 0:
                 continue
             words, rows = subproblem(subset)
-            value, j, k0, k1 = _search._depth_two(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
+            value, j, k0, k1 = _terminal._depth_two(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
                                                   buffers.kept, buffers.slot, buffers.active, buffers.ones)
             expected = brute_force_objective(Xb, y, lam, 2, rows=rows, sample_weight=w)
             assert value == pytest.approx(expected, abs=1e-9), (seed, trial)
@@ -225,18 +227,18 @@ def test_terminal_solver_in_the_search_is_exact_with_weights(depth):
     """Whole searches whose depth-two subproblems go to the terminal solver, against exhaustive search."""
     for seed in range(60):
         Xb, y, w, lam = _terminal_case(seed)
-        result = find_tree(Xb, y, lam, depth, sample_weight=w, keep_table=True)
+        result = find_tree(Xb, y, Squared(), lam, depth, sample_weight=w, keep_table=True)
         expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
         assert result.objective == pytest.approx(expected, abs=1e-9), seed
-        assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(table_splits(result.tree, Xb), y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
 
 
 def _children(buffers, lam, j, n, tw, ts, tq, tv, leaves, active):
     """The search's values (or bounds) of split ``j``'s children, each a leaf or split once more."""
     cells = np.empty_like(buffers.pairs)
-    _search._score_pairs(lam, buffers.pairs, buffers.pair_within, n, tw, ts, tq, tv, leaves, active, active.size, cells)
-    leaf0, leaf1 = _search._leaves_of(buffers.pairs, j, tw, ts, tq, lam)
-    return _search._split_children(cells, j, leaf0, leaf1, 0.0, active, active.size)
+    _terminal._score_pairs(lam, buffers.pairs, buffers.pair_within, n, tw, ts, tq, tv, leaves, active, active.size, cells)
+    leaf0, leaf1 = _terminal._leaves_of(buffers.pairs, j, tw, ts, tq, lam)
+    return _terminal._split_children(cells, j, leaf0, leaf1, 0.0, active, active.size)
 
 
 def test_lookahead_bounds_of_children_are_valid():
@@ -250,10 +252,10 @@ def test_lookahead_bounds_of_children_are_valid():
         if subset.size < 2:
             continue
         words, rows = subproblem(subset)
-        _search._index_features(words, problem.feature_bits, buffers.kept, buffers.slot)
-        n, tw, ts, tq, tv = _search._pair_sums(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
+        _terminal._index_features(words, problem.feature_bits, buffers.kept, buffers.slot)
+        n, tw, ts, tq, tv = _terminal._pair_sums(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
                                                True, buffers.slot, buffers.kept[0], buffers.ones)
-        active = buffers.active[:_search._active_list(buffers.pairs, n, buffers.kept[0], buffers.active)].copy()
+        active = buffers.active[:_terminal._active_list(buffers.pairs, n, buffers.kept[0], buffers.active)].copy()
         for j in range(Xb.shape[1]):
             hit = Xb[rows, j] == 1
             if hit.all() or not hit.any():
@@ -284,10 +286,10 @@ def test_deep_limits_are_exact_and_store_valid_bounds(depth):
             y = np.concatenate([y, y[: len(y) // 2] + 1.0])
             w = np.concatenate([w, w[: len(w) // 2]])
         lam = max(lam, 0.002)
-        result = find_tree(Xb, y, lam, depth, sample_weight=w, keep_table=True)
+        result = find_tree(Xb, y, Squared(), lam, depth, sample_weight=w, keep_table=True)
         expected = brute_force_objective(Xb, y, lam, depth, sample_weight=w)
         assert result.objective == pytest.approx(expected, abs=1e-9), seed
-        assert tree_objective(result.root, y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
+        assert tree_objective(table_splits(result.tree, Xb), y, lam, "squared", w) == pytest.approx(expected, abs=1e-9), seed
         checked += _check_table(result, Xb, y, lam, "squared", w, seed)
     assert checked > 300
 
@@ -311,12 +313,12 @@ def test_lookahead_bound_of_a_subproblem_is_valid():
             if part.size == 0:
                 continue
             sub, _ = subproblem(part)
-            slot = _search._entry(problem, memo, buffers, sub, 2, 0.0)
+            slot = _register._entry(problem, memo, buffers, sub, 2, 0.0)
             assert np.isfinite(memo.value[slot])
-        _search._index_features(words, problem.feature_bits, buffers.kept, buffers.slot)
-        n, tw, ts, tq, tv = _search._pair_sums(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
+        _terminal._index_features(words, problem.feature_bits, buffers.kept, buffers.slot)
+        n, tw, ts, tq, tv = _terminal._pair_sums(problem, words, buffers.members, buffers.pairs, buffers.pair_within,
                                                True, buffers.slot, buffers.kept[0], buffers.ones)
-        bound = _search._lookahead_bound(problem.lam, buffers.pairs, buffers.pair_within, n, tw, ts, tq, tv,
+        bound = _lookahead._lookahead_bound(problem.lam, buffers.pairs, buffers.pair_within, n, tw, ts, tq, tv,
                                          buffers.kept, buffers.active, buffers.cells, memo, words, problem.feature_bits,
                                          buffers.other)
         for d in (2, 3, 4):
@@ -328,14 +330,14 @@ def test_lookahead_bound_of_a_subproblem_is_valid():
 def test_deep_limit_without_room_for_kept_pair_sums(monkeypatch):
     """With too many features for the kept pair sums (a size cap), depth-three children go without the
     lookahead bound: the same optimum as with them."""
-    from parsimony.trees import osrt
+    from parsimony.trees import _driver
 
     for seed in range(0, 40, 3):
         Xb, y, w, lam = _terminal_case(seed)
         lam = max(lam, 0.002)
-        with_sums = find_tree(Xb, y, lam, 5, sample_weight=w)
-        monkeypatch.setattr(osrt, "_KEPT_PAIR_BYTES", 0)
-        without = find_tree(Xb, y, lam, 5, sample_weight=w)
+        with_sums = find_tree(Xb, y, Squared(), lam, 5, sample_weight=w)
+        monkeypatch.setattr(_driver, "_KEPT_PAIR_BYTES", 0)
+        without = find_tree(Xb, y, Squared(), lam, 5, sample_weight=w)
         monkeypatch.undo()
         assert without.objective == pytest.approx(with_sums.objective, abs=1e-12), seed
         assert without.objective == pytest.approx(brute_force_objective(Xb, y, lam, 5, sample_weight=w), abs=1e-9)
