@@ -295,13 +295,13 @@ import numpy as np
 from parsimony import OptimalSparseRegressionTree, SymbolicQuantileRegressor
 from parsimony._compile_accelerator import KernelDispatcher, _argument_types
 from parsimony.symbolic import _search
-from parsimony.trees import osrt
+from parsimony.trees import _driver
 
 rng = np.random.default_rng(0)
 X = rng.normal(size=(60, 3))
 y = X[:, 0] + 0.1 * rng.normal(size=60)
 planned = {}
-for kernel, args, where in osrt._kernel_steps():
+for kernel, args, where in _driver._kernel_steps():
     planned.setdefault(kernel, set()).add(_argument_types(kernel, args))
 OptimalSparseRegressionTree(depth_limit=2).fit(X, y).predict(X)
 original = _search.precompile

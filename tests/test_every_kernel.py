@@ -58,7 +58,7 @@ def _missed(kernels):
 
 def _check_trees():
     from parsimony import OptimalSparseRegressionTree
-    from parsimony.trees.osrt import warm_up
+    from parsimony.trees._driver import warm_up
 
     sys.path.insert(0, str(ROOT / "tests" / "trees"))
     from _osrt_brute import brute_force_objective

@@ -87,7 +87,7 @@ def _terminal_children(problem, memo, frames, f, j, buffers, limit, bound0, boun
 def _looks_ahead_of_three(problem, frames, dc):
     """True when the children of depth ``dc`` are of depth three and get the lookahead bound from pair sums
     (:func:`_depth_three_children`) on registration (squared loss, depth limit, a bound, and the frames'
-    arrays for it allocated: see ``osrt._new_frames``)."""
+    arrays for it allocated: see ``_driver._new_frames``)."""
     return (dc == 3 and problem.loss_kind == LOSS_SQUARED and not problem.unlimited
             and problem.bound_kind != BOUND_NONE and frames.grand_pairs.shape[0] == problem.feature_bits.shape[0])
 
