@@ -63,8 +63,10 @@ def check_int(value, name: str, minimum: int | None = None, maximum: int | None 
 
 
 def check_array_1d(values, name: str, allow_empty: bool = False) -> np.ndarray:
-    """Return a finite float64 1-D array (a column vector is flattened)."""
+    """Return a finite float64 1-D array (a column vector is flattened); complex values are refused."""
     arr = np.asarray(values)
+    if np.iscomplexobj(arr):
+        raise ValueError(f"{name} must be real numbers, got complex values (dtype {arr.dtype})")
     if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
         try:
             arr = arr.astype(np.float64)
@@ -91,8 +93,17 @@ def check_same_length(*named_arrays: tuple[str, np.ndarray]) -> None:
         raise ValueError(f"inconsistent numbers of samples ({desc})")
 
 
-def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
-    """Return ``None`` or a finite, non-negative weight vector of length ``n`` with positive sum."""
+def check_sample_weight(sample_weight, n: int, counts: bool = False) -> np.ndarray | None:
+    """Return ``None`` or a finite, non-negative, real weight vector of length ``n`` with a positive weight.
+
+    Weights are relative: they are returned multiplied by the power of two that brings the largest
+    into [0.5, 1). That is exact (integer weights still act as repeated rows, ties stay ties), and
+    ``w`` and ``c * w`` come back equal up to a factor in [0.5, 2) (equal for a power of two ``c``),
+    however small or large ``c``, so no estimator meets sums or squares that underflow or overflow.
+    Weights whose largest is subnormal (below ``numpy.finfo(float).tiny``) have lost their precision
+    and are refused. With ``counts=True`` (a weight counts as that many rows, as in a conformal
+    guarantee) they are returned as given.
+    """
     if sample_weight is None:
         return None
     w = check_array_1d(sample_weight, "sample_weight")
@@ -100,9 +111,15 @@ def check_sample_weight(sample_weight, n: int) -> np.ndarray | None:
         raise ValueError(f"sample_weight has {len(w)} entries for {n} samples")
     if np.any(w < 0):
         raise ValueError("sample_weight must be non-negative")
-    if w.sum() <= 0:
+    top = float(w.max())
+    if top <= 0:
         raise ValueError("sample_weight: all weights are zero; at least one must be positive")
-    return w
+    if counts:
+        return w
+    if top < np.finfo(np.float64).tiny:
+        raise ValueError(f"sample_weight: every weight is subnormal (the largest is {top:.3g}), so they have lost "
+                         "precision; weights are relative, so multiply them all by a large number")
+    return np.ldexp(w, -int(np.frexp(top)[1]))  # exact
 
 
 def input_feature_names(model, feature_names=None) -> list[str]:
@@ -118,6 +135,34 @@ def input_feature_names(model, feature_names=None) -> list[str]:
     if len(names) != n:
         raise ValueError(f"feature_names must name the {n} input features, got {len(names)}")
     return names
+
+
+def check_fitted_feature_names(model, X, what: str) -> None:
+    """Check the columns of ``X`` against those the prefitted ``model`` saw, as scikit-learn's
+    ``predict`` does: when both have names they must be the same in the same order (a ValueError
+    says which differ or that only the order does); a warning when only one of them has names."""
+    import warnings
+
+    fitted = getattr(model, "feature_names_in_", None)
+    columns = getattr(X, "columns", None)
+    given = list(columns) if columns is not None and all(isinstance(c, str) for c in columns) else None
+    if fitted is not None and given is not None:
+        fitted = [str(c) for c in fitted]
+        if given == fitted:
+            return
+        if sorted(given) == sorted(fitted):
+            raise ValueError(f"X has the columns of {what} in another order: X {given}, {what} {fitted}; reorder "
+                             f"them as in fit (X[{fitted}])")
+        missing = [c for c in fitted if c not in given]
+        unexpected = [c for c in given if c not in fitted]
+        raise ValueError(f"X's columns differ from those {what} was fitted with {fitted}: missing {missing}, "
+                         f"unexpected {unexpected}")
+    if fitted is not None and columns is None:
+        warnings.warn(f"X has no column names, but {what} was fitted with the names {list(fitted)}: its columns "
+                      "are taken in that order", UserWarning, stacklevel=3)
+    elif fitted is None and given is not None and hasattr(model, "n_features_in_"):
+        warnings.warn(f"X has column names, but {what} was fitted without names: its columns are taken in order",
+                      UserWarning, stacklevel=3)
 
 
 def magnitude_scale(values, axis=None, extreme_only=False):
@@ -304,6 +349,8 @@ def categorical_columns(X) -> list[int]:
     A column counts when its dtype is category, or when it holds objects or strings among which
     is a string that is not a number ("male").
     """
+    if hasattr(X, "dtypes") and hasattr(X, "iloc") and getattr(X, "ndim", 2) == 1:
+        return categorical_columns(X.to_frame())  # a Series: one column
     if hasattr(X, "dtypes") and hasattr(X, "iloc"):
         import pandas as pd
 
@@ -360,12 +407,31 @@ def non_numeric_column(X):
     return None
 
 
+def date_columns(X) -> list[str]:
+    """Names of the columns of a DataFrame (or Series) that hold dates, time spans or periods."""
+    if not (hasattr(X, "dtypes") and hasattr(X, "iloc")):
+        return []
+    frame = X.to_frame() if getattr(X, "ndim", 2) == 1 else X
+    return [str(name) for name, dtype in zip(frame.columns, frame.dtypes)
+            if getattr(dtype, "kind", "") in "mM" or str(dtype).startswith(("datetime", "timedelta", "period"))]
+
+
+def check_no_dates(X, estimator: str) -> None:
+    """Raise a ValueError naming the columns of ``X`` that hold dates or time spans."""
+    dates = date_columns(X)
+    if dates:
+        raise ValueError(f"{estimator} needs numeric features, but column(s) {dates} hold dates or time spans: "
+                         "convert them to numbers first (e.g. days since a reference date)")
+
+
 def check_numeric_columns(X, estimator: str) -> None:
-    """Raise a ValueError naming the categorical (string) columns of ``X`` and how to encode them."""
+    """Raise a ValueError naming the categorical (string) or date columns of ``X`` and how to encode them."""
+    check_no_dates(X, estimator)
     cats = categorical_columns(X)
     if not cats:
         return
-    names = [str(X.columns[j]) for j in cats] if hasattr(X, "columns") else [f"x{j}" for j in cats]
+    frame = X.to_frame() if getattr(X, "ndim", 2) == 1 and hasattr(X, "to_frame") else X
+    names = [str(frame.columns[j]) for j in cats] if hasattr(frame, "columns") else [f"x{j}" for j in cats]
     raise ValueError(
         f"{estimator} needs numeric features, but column(s) {names} hold categories or strings: one-hot encode "
         "them first (pandas.get_dummies or sklearn.preprocessing.OneHotEncoder); OSRT's Binarizer encodes "

@@ -13,13 +13,14 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sklearn.ensemble import BaggingRegressor, RandomForestRegressor
 from sklearn.tree import DecisionTreeRegressor
 
 from parsimony.ensembles import ForestPrune, OrderedBaggingRegressor
 from parsimony.ensembles.bagged_networks import BaggedNetworks
 from parsimony.experiments.baselines import QuantileDecisionTreeRegressor
 from parsimony.symbolic import ConformalQuantileInterval, SymbolicQuantileRegressor
-from parsimony.trees import OptimalSparseRegressionTree
+from parsimony.trees import Binarizer, OptimalSparseRegressionTree
 
 TINY_SQR = dict(niterations=1, populations=1, population_size=8, ncycles_per_iteration=3, progress=False,
                 random_state=0)
@@ -120,3 +121,155 @@ def test_random_shapes_scales_and_dtypes_give_finite_predictions_or_a_clear_erro
 
     check()
     assert "ok" in outcomes, "no drawn problem was fitted: the property says nothing"
+
+
+# ------------------------------------------------------------------ the third round (issue 29)
+
+#: scale factors of the weights: tiny, huge, powers of two and not, down to the smallest normal floats
+SCALES = (1e-12, 1e-15, 1e-300, 2.0**-1000, 2.3e-308, 1e12, 1e300)
+
+
+def _data(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, 3))
+    y = np.where(X[:, 0] > 0.5, 2.0, 0.0) + np.where(X[:, 1] > 0.3, 1.0, 0.0) + 0.3 * rng.standard_normal(n)
+    return X, y, rng.uniform(0.2, 3.0, size=n)
+
+
+@pytest.mark.parametrize("loss", ["squared", "absolute", "quantile"])
+def test_osrt_weights_are_scale_free(loss):
+    X, y, w = _data()
+    make = lambda: OptimalSparseRegressionTree(regularization=0.01, depth_limit=3, loss=loss,  # noqa: E731
+                                               binarizer=Binarizer(n_thresholds=4))
+    base = make().fit(X, y, sample_weight=w)
+    assert base.status_ == "optimal"
+    for c in SCALES:
+        scaled = make().fit(X, y, sample_weight=w * c)
+        assert scaled.export_text() == base.export_text(), c
+        assert scaled.objective_ == pytest.approx(base.objective_, rel=1e-12), c
+        assert scaled.complexity_ == base.complexity_ and scaled.status_ == "optimal"
+
+
+def test_binarizer_thresholds_are_scale_free():
+    X, _, w = _data()
+    base = Binarizer(n_thresholds=4).fit(X, sample_weight=w)
+    assert all(len(t) == 4 for t in base.thresholds_)
+    for c in SCALES:
+        scaled = Binarizer(n_thresholds=4).fit(X, sample_weight=w * c)
+        for a, b in zip(base.thresholds_, scaled.thresholds_):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_sqr_weights_are_scale_free():
+    X, y, w = _data(60)
+    base = SymbolicQuantileRegressor(**TINY_SQR).fit(X, y, sample_weight=w)
+    for c in (1e-300, 1e300, 2.0**-1000):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # no underflow on the way (the Kish size)
+            scaled = SymbolicQuantileRegressor(**TINY_SQR).fit(X, y, sample_weight=w * c)
+        assert list(scaled.equations_["equation"]) == list(base.equations_["equation"]), c
+        assert scaled.best_index_ == base.best_index_
+
+
+def test_subnormal_weights_are_refused_clearly():
+    X, y, w = _data()
+    for est in (OptimalSparseRegressionTree(depth_limit=2), Binarizer()):
+        with pytest.raises(ValueError, match="sample_weight: every weight is subnormal"):
+            est.fit(X, y, sample_weight=w * 1e-320)
+
+
+_WEIGHTED = {
+    "SymbolicQuantileRegressor": lambda: SymbolicQuantileRegressor(**TINY_SQR),
+    "ConformalQuantileInterval": lambda: ConformalQuantileInterval(SymbolicQuantileRegressor(**TINY_SQR), alpha=0.5,
+                                                                   calibration_size=0.5, random_state=0),
+    "OSRT squared": lambda: OptimalSparseRegressionTree(depth_limit=2),
+    "OSRT absolute": lambda: OptimalSparseRegressionTree(depth_limit=2, loss="absolute"),
+    "OSRT quantile": lambda: OptimalSparseRegressionTree(depth_limit=2, loss="quantile", quantile=0.7),
+    "OrderedBaggingRegressor": lambda: OrderedBaggingRegressor(DecisionTreeRegressor(max_depth=2), n_estimators=3,
+                                                               random_state=0),
+    "BaggedNetworks": lambda: BaggedNetworks(n_estimators=2, hidden_units=2, max_iter=5, random_state=0),
+    "Binarizer": lambda: Binarizer(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WEIGHTED))
+def test_complex_sample_weights_are_refused(name):
+    X, y, w = _data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", np.exceptions.ComplexWarning)
+        with pytest.raises(ValueError, match="sample_weight must be real numbers, got complex"):
+            _WEIGHTED[name]().fit(X, y, sample_weight=w + 0.5j)
+
+
+def _frame(n=60):
+    X, y, _ = _data(n)
+    return pd.DataFrame(X, columns=["a", "b", "c"]), y
+
+
+def test_forestprune_checks_the_columns_of_a_prefitted_forest():
+    X, y = _frame()
+    forest = RandomForestRegressor(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    ForestPrune(forest, alpha=0.1).fit(X, y)
+    with pytest.raises(ValueError, match=r"another order: X \['c', 'b', 'a'\].*\['a', 'b', 'c'\]"):
+        ForestPrune(forest, alpha=0.1).fit(X[["c", "b", "a"]], y)
+    with pytest.raises(ValueError, match=r"missing \['c'\], unexpected \['d'\]"):
+        ForestPrune(forest, alpha=0.1).fit(X.rename(columns={"c": "d"}), y)
+    with pytest.warns(UserWarning, match="no column names"):
+        ForestPrune(forest, alpha=0.1).fit(X.to_numpy(), y)
+
+
+def test_ordered_bagging_checks_the_columns_of_a_prefitted_ensemble():
+    X, y = _frame()
+    bagged = BaggingRegressor(DecisionTreeRegressor(max_depth=3), n_estimators=4, random_state=0).fit(X, y)
+    OrderedBaggingRegressor(bagged).fit(X, y)
+    with pytest.raises(ValueError, match=r"another order: X \['c', 'b', 'a'\]"):
+        OrderedBaggingRegressor(bagged).fit(X[["c", "b", "a"]], y)
+    with pytest.raises(ValueError, match=r"missing \['c'\], unexpected \['z'\]"):
+        OrderedBaggingRegressor(bagged).fit(X.rename(columns={"c": "z"}), y)
+
+
+def test_binarizer_names_reordered_columns():
+    X, _ = _frame()
+    fitted = Binarizer().fit(X)
+    with pytest.raises(ValueError, match=r"another order: X \['b', 'a', 'c'\]"):
+        fitted.transform(X[["b", "a", "c"]])
+
+
+@pytest.mark.parametrize("name", sorted(_estimators()))
+def test_a_series_is_one_feature_or_a_clear_error(name):
+    est = _estimators()[name]
+    x = pd.Series(np.linspace(0.0, 1.0, 30), name="x")
+    with pytest.raises(ValueError, match="2-dimensional|2D array|single feature"):
+        est.fit(x, np.linspace(0.0, 3.0, 30) ** 2)
+
+
+@pytest.mark.parametrize("name", [*sorted(_estimators()), "Binarizer"])
+def test_a_date_column_is_named(name):
+    est = Binarizer() if name == "Binarizer" else _estimators()[name]
+    X = pd.DataFrame({"a": np.linspace(0.0, 1.0, 30), "when": pd.date_range("2024-01-01", periods=30)})
+    with pytest.raises(ValueError, match=rf"{type(est).__name__} needs numeric features.*\['when'\].*dates"):
+        est.fit(X, np.linspace(0.0, 3.0, 30))
+
+
+def test_bagged_networks_take_long_double():
+    X, y, _ = _data()
+    model = BaggedNetworks(n_estimators=2, hidden_units=2, max_iter=5, random_state=0)
+    reference = model.fit(X, y).predict(X)
+    np.testing.assert_allclose(model.fit(X.astype(np.longdouble), y.astype(np.longdouble))
+                               .predict(X.astype(np.longdouble)), reference)
+
+
+def test_forestprune_takes_a_generator():
+    X, y = _frame()
+    first = ForestPrune(n_estimators=4, max_depth=2, alpha=0.1, random_state=np.random.default_rng(0)).fit(X, y)
+    second = ForestPrune(n_estimators=4, max_depth=2, alpha=0.1, random_state=np.random.default_rng(0)).fit(X, y)
+    np.testing.assert_array_equal(first.predict(X), second.predict(X))
+
+
+def test_conformal_interval_sets_complexity():
+    X, y, _ = _data(60)
+    model = ConformalQuantileInterval(SymbolicQuantileRegressor(**TINY_SQR), alpha=0.5, calibration_size=0.5,
+                                      random_state=0).fit(X, y)
+    from parsimony.metrics import complexity
+
+    assert model.complexity_ == complexity(model.estimator_) and model.complexity_ > 0

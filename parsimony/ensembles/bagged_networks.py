@@ -121,7 +121,7 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
         params = validate_params(self.get_params(deep=False), BAGGED_NETWORKS_PARAMETERS)  # checked once
         m, h, epochs, decay = params["n_estimators"], params["hidden_units"], params["max_iter"], params["weight_decay"]
         check_numeric_columns(X, type(self).__name__)
-        X, y = validate_data(self, X, y, y_numeric=True)
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)  # the kernel takes float64 (not long double)
         w = check_sample_weight(sample_weight, len(y))
         rng = check_random_state(self.random_state)
         n, d = X.shape
@@ -156,7 +156,7 @@ class BaggedNetworks(RegressorMixin, BaseEstimator):
         """Average prediction of all networks."""
         check_is_fitted(self)
         check_numeric_columns(X, type(self).__name__)
-        X = validate_data(self, X, reset=False)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
         return np.mean([member.predict(X) for member in self.estimators_], axis=0)
 
 

@@ -24,8 +24,9 @@ from sklearn.ensemble import RandomForestRegressor
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
-    BOOLEAN, POSITIVE, RANDOM_STATE, Check, Interval, Options, check_array_1d, check_int, check_nonnegative,
-    check_numeric_columns, check_same_length, extreme_scale, input_feature_names, seed_from, validate_params,
+    BOOLEAN, POSITIVE, RANDOM_STATE, Check, Interval, Options, check_array_1d, check_fitted_feature_names, check_int,
+    check_nonnegative, check_numeric_columns, check_same_length, extreme_scale, input_feature_names, seed_from,
+    validate_params,
 )
 from ..backend import BACKENDS, resolve_backend
 from . import _cbcd, _cbcd_julia
@@ -427,11 +428,15 @@ class ForestPrune(RegressorMixin, BaseEstimator):
 
     def _setup(self, X, y):
         check_numeric_columns(X, type(self).__name__)
+        if self.estimator is not None:
+            check_fitted_feature_names(unwrap_frozen(self.estimator), X, "the prefitted estimator")
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if self.estimator is None:
+            state = self.random_state  # scikit-learn's forests take no Generator: draw a seed from it
             forest = RandomForestRegressor(
-                n_estimators=self.n_estimators, max_depth=self.max_depth, random_state=self.random_state
+                n_estimators=self.n_estimators, max_depth=self.max_depth,
+                random_state=seed_from(state) % 2**32 if isinstance(state, np.random.Generator) else state,
             )
             unit = extreme_scale(y)
             if unit == 1.0:

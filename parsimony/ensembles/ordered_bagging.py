@@ -20,8 +20,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, has_fit_parameter, validate_data
 
 from parsimony._validation import (
-    N_JOBS, SKLEARN_RANDOM_STATE, Interval, check_array_1d, check_numeric_columns, check_same_length,
-    check_sample_weight, extreme_scale, validate_params,
+    N_JOBS, SKLEARN_RANDOM_STATE, Interval, check_array_1d, check_fitted_feature_names, check_numeric_columns,
+    check_same_length, check_sample_weight, extreme_scale, validate_params,
 )
 from parsimony.ensembles.bagged_networks import BaggedNetworks
 from parsimony.ensembles._ordering import error_covariance, greedy_order, subset_sums
@@ -120,6 +120,8 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         """
         params = validate_params(self.get_params(deep=False), ORDERED_BAGGING_PARAMETERS)  # checked once
         check_numeric_columns(X, type(self).__name__)
+        if _is_ensemble(self.estimator) and hasattr(self.estimator, "estimators_"):
+            check_fitted_feature_names(self.estimator, X, "the prefitted ensemble")
         X, y = validate_data(self, X, y, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         w = check_sample_weight(sample_weight, len(y))

@@ -41,7 +41,7 @@ def conformal_margin(lower, upper, y, alpha, sample_weight=None) -> float:
     y = check_array_1d(y, "y")
     check_same_length(("lower", lower), ("upper", upper), ("y", y))
     scores = np.maximum(lower - y, y - upper)
-    w = np.ones(len(scores)) if sample_weight is None else check_sample_weight(sample_weight, len(scores))
+    w = np.ones(len(scores)) if sample_weight is None else check_sample_weight(sample_weight, len(scores), counts=True)
     order = np.argsort(scores, kind="stable")
     reached = np.cumsum(w[order])
     if _too_few(reached[-1], alpha):
@@ -108,6 +108,9 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
     estimator_ : the fitted two-quantile model
     margin_ : float
         Widening added on both sides of the band.
+    complexity_ : int or None
+        The complexity of ``estimator_`` (:func:`parsimony.metrics.complexity`; the margin adds
+        none); None when that model's complexity cannot be measured.
     """
 
     def __init__(self, estimator=None, alpha=0.1, calibration_size=0.25, random_state=None):
@@ -123,7 +126,7 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         alpha, share = params["alpha"], params["calibration_size"]
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        sample_weight = check_sample_weight(sample_weight, len(y))
+        sample_weight = check_sample_weight(sample_weight, len(y), counts=True)
         n = len(y)
         n_cal = int(round(share * n))
         if n_cal < 1 or n - n_cal < 1:
@@ -159,7 +162,13 @@ class ConformalQuantileInterval(RegressorMixin, BaseEstimator):
         band = np.asarray(est.predict(X[cal]))
         if band.ndim != 2 or band.shape[1] != 2:
             raise ValueError(f"{two_levels}; its predict returned shape {band.shape}")
+        from ..metrics import complexity
+
         self.estimator_ = est
+        try:
+            self.complexity_ = complexity(est)
+        except TypeError:  # a model none of the conventions measures
+            self.complexity_ = None
         self.margin_ = conformal_margin(*_ordered(band), y[cal], alpha,  # the band as predict_interval uses it
                                         None if sample_weight is None else sample_weight[cal])
         return self

@@ -9,7 +9,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import (
-    InstanceOf, Interval, categorical_columns, check_sample_weight, input_feature_names, validate_params,
+    InstanceOf, Interval, categorical_columns, check_fitted_feature_names, check_no_dates, check_sample_weight,
+    input_feature_names, validate_params,
 )
 from ..losses import weighted_quantiles
 
@@ -124,6 +125,7 @@ class Binarizer(TransformerMixin, BaseEstimator):
     def fit(self, X, y=None, sample_weight=None):
         """Choose the thresholds of every column of ``X`` (rows weighted by ``sample_weight``)."""
         validate_params(self.get_params(deep=False), BINARIZER_PARAMETERS)  # checked once
+        check_no_dates(X, type(self).__name__)
         cats = categorical_columns(X)
         raw = {j: _column(X, j) for j in cats}
         X = validate_data(self, _numeric_view(X, cats), dtype=np.float64, ensure_all_finite=True)
@@ -188,6 +190,9 @@ class Binarizer(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Return the binary matrix (uint8), one column per threshold or binary column."""
         check_is_fitted(self, "thresholds_")
+        check_no_dates(X, type(self).__name__)
+        if getattr(self, "feature_names_in_", None) is not None and hasattr(X, "columns"):
+            check_fitted_feature_names(self, X, "the Binarizer's fit")  # names the order, not a category mismatch
         cats = categorical_columns(X)
         if set(cats) - set(self.categories_):
             raise ValueError(f"columns {sorted(set(cats) - set(self.categories_))} were numeric in fit but hold "
