@@ -167,8 +167,12 @@ def test_sqr_weights_are_scale_free():
         with warnings.catch_warnings():
             warnings.simplefilter("error", RuntimeWarning)  # no underflow on the way (the Kish size)
             scaled = SymbolicQuantileRegressor(**TINY_SQR).fit(X, y, sample_weight=w * c)
-        assert list(scaled.equations_["equation"]) == list(base.equations_["equation"]), c
+        # the same front and choice; constants equal up to the rounding of w * c (a polish on a flat
+        # stretch of the pinball loss may end a last digit apart)
+        assert list(scaled.equations_["complexity"]) == list(base.equations_["complexity"]), c
+        np.testing.assert_allclose(scaled.equations_["loss"], base.equations_["loss"], rtol=1e-6)
         assert scaled.best_index_ == base.best_index_
+        np.testing.assert_allclose(scaled.predict(X), base.predict(X), rtol=1e-6)
 
 
 def test_subnormal_weights_are_refused_clearly():

@@ -715,6 +715,16 @@ def test_sqr_julia_feature_relevance_is_uniform_or_refused(simulated_pysr):
         SymbolicQuantileRegressor(feature_relevance=0.5, progress=False, backend="julia").fit(X, y)
 
 
+def test_sqr_julia_additive_stage_is_off_or_refused(simulated_pysr):
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    X, y = _sqr_data()
+    SymbolicQuantileRegressor(additive_stage=False, progress=False, backend="julia").fit(X, y)  # "auto" is off
+    assert len(simulated_pysr) == 1
+    with pytest.raises(ValueError, match=r"additive_stage=True is not supported by the Julia engine"):
+        SymbolicQuantileRegressor(additive_stage=True, progress=False, backend="julia").fit(X, y)
+
+
 def test_sqr_auto_stays_native_without_pysr(monkeypatch):
     from parsimony.symbolic import SymbolicQuantileRegressor
     from parsimony.symbolic import regressor

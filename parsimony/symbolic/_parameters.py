@@ -61,6 +61,7 @@ SQR_PARAMETERS = {
     "parsimony": [Interval(numbers.Real, 0)],
     "adaptive_parsimony_scaling": [Interval(numbers.Real, 0)],
     "feature_relevance": [Options("auto"), Interval(numbers.Real, 0, 1)],
+    "additive_stage": [Options("auto"), BOOLEAN],
     "model_selection": [Options(*MODEL_SELECTIONS)],
     "max_samples": [None, Interval(numbers.Integral, 1)],
     "rearrange": [BOOLEAN],
@@ -85,13 +86,16 @@ def search_settings(params: dict, engine: str) -> SearchSettings:
     relevance = params["feature_relevance"]
     if relevance == "auto":
         relevance = 0.5 if engine == "native" else 0.0
+    stage = params["additive_stage"]
+    if stage == "auto":
+        stage = engine == "native"
     batch = AUTO_BATCH_SIZE if params["batch_size"] == "auto" else params["batch_size"]
     n_jobs = params["n_jobs"]
     return SearchSettings(
         maxsize=params["maxsize"], niterations=params["niterations"], populations=params["populations"],
         population_size=params["population_size"], ncycles_per_iteration=params["ncycles_per_iteration"],
         parsimony=params["parsimony"], adaptive_parsimony_scaling=params["adaptive_parsimony_scaling"],
-        feature_relevance=relevance, batch_size=batch, time_limit=params["time_limit"],
+        feature_relevance=relevance, additive_stage=bool(stage), batch_size=batch, time_limit=params["time_limit"],
         n_jobs=1 if n_jobs is None else n_jobs, progress=params["progress"],
     )
 

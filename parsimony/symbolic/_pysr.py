@@ -344,9 +344,13 @@ def fit_fronts(X, y, sample_weight, plan, previous=None) -> EngineFit:
     Raises
     ------
     ValueError
-        For a setting PySR cannot honour (``feature_relevance > 0``: PySR draws features uniformly).
+        For a setting PySR cannot honour (``feature_relevance > 0``: PySR draws features uniformly;
+        ``additive_stage=True``: the additive stage is the native engine's).
     """
     settings, losses = plan.settings, plan.losses
+    if settings.additive_stage:
+        raise ValueError("additive_stage=True is not supported by the Julia engine (the additive stage is the native "
+                         "engine's): use additive_stage=False or 'auto', or backend='native'")
     if settings.feature_relevance > 0:
         raise ValueError(f"feature_relevance={settings.feature_relevance!r} is not supported by the Julia engine "
                          "(PySR draws features uniformly): use feature_relevance=0 or 'auto', or backend='native'")

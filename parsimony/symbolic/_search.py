@@ -28,6 +28,7 @@ from ._front import EngineFit
 from ._optimize import optimize_constants
 from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, Candidates, Front, run_phase
 from ._random import new_state
+from ._stepwise import stage_models
 
 FREQUENCY_WINDOW = 10_000.0
 
@@ -63,6 +64,7 @@ class SearchSettings:
         "insert_node": 5.1, "delete_node": 1.7, "simplify": 0.002, "randomize": 0.00023, "do_nothing": 0.21,
         "mutate_feature": 1.0,
     })
+    additive_stage: bool = True  # plant the additive stage's sums (_stepwise) before evolution
     batch_size: int | None = None
     time_limit: float | None = None
     n_jobs: int = 1
@@ -340,6 +342,38 @@ class _Evolution:
         if self.batches is not None:
             self.batches.merge_candidates(self.state.hall_of_fame)
 
+    def plant(self, models, weights):
+        """Offer each model ``(ops, feats, vals)`` to every population's hall of fame and put the
+        models in place of every population's worst members; returns the evaluations used."""
+        pops, hof = self.state.populations, self.state.hall_of_fame
+        n_pop, max_length = pops.length.shape[0], pops.ops.shape[2]
+        kept, evals = [], 0
+        for ops, feats, vals in models:
+            n, cplx = len(ops), int(weights[ops].sum())
+            if n > max_length or cplx > self.maxsize:
+                continue
+            loss = tree_loss(ops, feats, vals, n, self.data, self.full_ws)
+            evals += 1
+            if not np.isfinite(loss):
+                continue
+            kept.append((ops, feats, vals, n, cplx))
+            for p in range(n_pop):  # a tie up to rounding goes to the model, whatever the rounding
+                if loss <= hof.loss[p, cplx] * (1 + 1e-9):
+                    hof.ops[p, cplx, :n], hof.feats[p, cplx, :n], hof.vals[p, cplx, :n] = ops, feats, vals
+                    hof.length[p, cplx], hof.loss[p, cplx] = n, loss
+        ws = self.workspaces[0]
+        for p in range(n_pop):
+            losses = np.where(np.isfinite(pops.loss[p]), pops.loss[p], np.inf)
+            worst = np.argsort(-losses, kind="stable")
+            for slot, (ops, feats, vals, n, cplx) in zip(worst, kept):
+                pops.ops[p, slot, :n], pops.feats[p, slot, :n], pops.vals[p, slot, :n] = ops, feats, vals
+                pops.length[p, slot], pops.complexity[p, slot] = n, cplx
+                pops.loss[p, slot] = tree_loss(ops, feats, vals, n, self.pop_data[p], ws)
+                pops.birth[p, slot] = pops.births[p][0]
+                pops.births[p][0] += 1
+                evals += self.batches is not None
+        return evals
+
     def rescore_for_new_data(self):
         """Recompute every stored loss on new data (a warm start on other rows)."""
         pops, hof = self.state.populations, self.state.hall_of_fame
@@ -434,8 +468,13 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     # process) does not count, or a 4 s limit would end the search after its first iteration
     compiled, step_start, compiling = compiled_kernels(), time.perf_counter(), 0.0
     run.compile_kernels(settings.maxsize)
+    evaluations = 0 if warm else settings.populations * settings.population_size
     if not warm:
         run.initialise()
+        if settings.additive_stage:
+            models, stage_evaluations = stage_models(X, y, w, loss_kind, tau, binops, unops, weights, settings.maxsize,
+                                                     feature_probabilities(X, y, w, 1.0))
+            evaluations += stage_evaluations + run.plant(models, np.asarray(weights))
     elif resume.data_digest != digest:
         run.rescore_for_new_data()
     state.data_digest = digest
@@ -444,7 +483,6 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
 
     progress = _progress_bar(settings)
     status = "completed"
-    evaluations = 0 if warm else settings.populations * settings.population_size
     iterations = 0
     executor = ThreadPoolExecutor(max_workers=run.n_jobs) if run.n_jobs > 1 else None
     try:

@@ -1,12 +1,11 @@
-"""Additive structure: an expression's top-level sum of terms, and their loss-optimal coefficients.
+"""Additive structure: the loss-optimal coefficients of a sum of terms, and writing the sum.
 
-An expression ``f = s_1 g_1 + ... + s_k g_k`` (its root and the ``+``/``-`` nodes below it, down
-to the first node that is neither) is a sum of ``k`` terms with signs. Under the pinball loss the
-best coefficients of ``a + b_1 g_1 + ... + b_k g_k`` are a weighted linear quantile regression on
-the ``k`` term columns (:func:`pinball_regression`, exact); the two-parameter scaling of
-``_scaling.pinball_line`` is its ``k = 1`` case. :func:`least_squares_terms` gives the
-weighted least-squares coefficients in O(n k^2), the cheap approximation a search can afford for
-every candidate.
+Under the pinball loss the best coefficients of ``a + b_1 g_1 + ... + b_k g_k`` are a weighted
+linear quantile regression on the ``k`` term columns (:func:`pinball_regression`, exact); the
+two-parameter scaling of ``_scaling.pinball_line`` is its ``k = 1`` case.
+:func:`least_squares_terms` gives the weighted least-squares coefficients in O(n k^2).
+:func:`write_sum` writes ``sum_t c_t g_t + a`` as an expression (the additive stage,
+:mod:`parsimony.symbolic._stepwise`, uses all three).
 
 The exact regression follows the edges of the problem's polyhedral graph (Barrodale and Roberts,
 1973; Koenker and d'Orey, 1987, for quantiles): at a vertex the fit interpolates ``p = k + 1``
@@ -25,41 +24,9 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import argsort, njit
-from ._evaluator import evaluate
 from ._engine import subtree_start
-from ._expressions import ADD, CONST, MUL, SUB
+from ._expressions import ADD, CONST, MUL
 from ._optimize import _solve_small
-
-MAX_TERMS = 16  # terms beyond this many stay inside the last term
-
-
-# ------------------------------------------------------------------------------ the sum of terms
-@njit
-def top_terms(ops, length, starts, ends, signs):
-    """The terms of the top-level sum of ``ops[:length]``: term ``t`` is nodes ``starts[t]..ends[t]``
-    with sign ``signs[t]``, in left-to-right order; returns their number (at most ``starts.shape[0]``:
-    beyond it the last terms stay whole)."""
-    cap = starts.shape[0]
-    stack_end = np.empty(cap + 1, dtype=np.int64)
-    stack_sign = np.empty(cap + 1)
-    stack_end[0], stack_sign[0] = length - 1, 1.0
-    top = 1
-    k = 0
-    while top > 0:
-        top -= 1
-        node, sign = stack_end[top], stack_sign[top]
-        op = ops[node]
-        if (op == ADD or op == SUB) and k + top + 2 <= cap:
-            right_end = node - 1
-            left_end = subtree_start(ops, right_end) - 1
-            # the left operand is visited first: pushed last
-            stack_end[top], stack_sign[top] = right_end, sign if op == ADD else -sign
-            stack_end[top + 1], stack_sign[top + 1] = left_end, sign
-            top += 2
-            continue
-        starts[k], ends[k], signs[k] = subtree_start(ops, node), node, sign
-        k += 1
-    return k
 
 
 # --------------------------------------------------------------------------- linear algebra
@@ -439,19 +406,3 @@ def write_sum(ops, feats, vals, k, starts, ends, coefs, offset, o_ops, o_feats, 
             o_ops[m], o_feats[m], o_vals[m] = ADD, 0, 0.0
             m += 1
     return m
-
-
-@njit(error_model="numpy")
-def term_columns(ops, feats, vals, k, starts, ends, signs, Xt, ws, cols):
-    """The values of the ``k`` terms, signs included, into rows of ``cols``; False when one is not
-    finite."""
-    n = cols.shape[1]
-    for t in range(k):
-        s, e = starts[t], ends[t]
-        row = cols[t]
-        evaluate(ops[s:e + 1], feats[s:e + 1], vals[s:e + 1], e - s + 1, Xt, ws, row)
-        for i in range(n):
-            row[i] *= signs[t]
-            if not np.isfinite(row[i]):
-                return False
-    return True

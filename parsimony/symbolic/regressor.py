@@ -152,6 +152,14 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         a positive share finds the few relevant columns of wide data sooner (native engine only:
         the Julia engine raises for a positive share). "auto" is 0.5 on the native engine and 0
         on the Julia engine.
+    additive_stage : bool or "auto", default="auto"
+        Before evolution, build additive models ``a + sum_t c_t g_t`` by forward stepwise
+        selection: terms are features, products and ratios of the six most relevant features, and
+        the unary operators of ``operators`` on them with fitted inner constants (``sin(a*x0*x1 + b)``,
+        ``(x2 - b)^2``), the outer coefficients exact for the loss; each step's sum enters the
+        hall of fame and the populations (a fraction of a second on 1,000 rows and 50 features;
+        at most 1,000 rows are used). "auto" is True on the native engine and False on the Julia
+        engine, which raises for True.
     model_selection : {"cost", "best", "score", "accuracy", "elbow", "sic"}, default="cost"
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best
@@ -194,7 +202,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     backend : {"auto", "native", "julia"}, default="auto"
         Engine; "auto" uses PySR's Julia engine when Julia and pysr work, else the native one.
         On the Julia engine ``loss`` becomes PySR's ``elementwise_loss`` and ``batch_size`` its
-        batching; a positive ``feature_relevance`` raises (PySR draws features uniformly).
+        batching; a positive ``feature_relevance`` and ``additive_stage=True`` raise (native
+        engine only).
 
     Attributes
     ----------
@@ -213,9 +222,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
 
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
                  niterations=40, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
-                 adaptive_parsimony_scaling=20.0, feature_relevance="auto", model_selection="cost", max_samples=None,
-                 rearrange=False, loss=None, batch_size="auto", time_limit=None, warm_start=False, random_state=None,
-                 n_jobs=None, progress=True, backend="auto"):
+                 adaptive_parsimony_scaling=20.0, feature_relevance="auto", additive_stage="auto",
+                 model_selection="cost", max_samples=None, rearrange=False, loss=None, batch_size="auto",
+                 time_limit=None, warm_start=False, random_state=None, n_jobs=None, progress=True, backend="auto"):
         self.quantile = quantile
         self.operators = operators
         self.maxsize = maxsize
@@ -227,6 +236,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.parsimony = parsimony
         self.adaptive_parsimony_scaling = adaptive_parsimony_scaling
         self.feature_relevance = feature_relevance
+        self.additive_stage = additive_stage
         self.model_selection = model_selection
         self.max_samples = max_samples
         self.rearrange = rearrange

@@ -263,6 +263,7 @@ def test_select_equation_sic_buys_complexity_with_rows():
     ({"time_limit": 0}, "time_limit"),
     ({"feature_relevance": 1.5}, "feature_relevance"),
     ({"feature_relevance": -0.1}, "feature_relevance"),
+    ({"additive_stage": "yes"}, "additive_stage"),
     ({"backend": "rust"}, "backend"),
 ])
 def test_bad_parameters(params, message):
@@ -328,12 +329,13 @@ def test_feature_relevance_finds_the_relevant_columns_of_wide_data():
     X = rng.uniform(-2, 2, size=(200, 60))
     y = 2 * X[:, 7] - X[:, 31]
 
-    def recovered(relevance):
+    def recovered(relevance, stage=False):
         return sum(SymbolicQuantileRegressor(niterations=4, populations=3, feature_relevance=relevance,
-                                             random_state=seed, progress=False).fit(X, y).equations_.loss.min() < 1e-6
-                   for seed in range(8))
+                                             additive_stage=stage, random_state=seed, progress=False
+                                             ).fit(X, y).equations_.loss.min() < 1e-6 for seed in range(8))
 
     assert recovered(0.5) >= 5 > 3 >= recovered(0.0)  # 7 and 3 of 8 seeds (linear scaling helps both)
+    assert recovered(0.0, stage=True) == 8  # the additive stage's second step is the formula
 
 
 def test_julia_backend_reports_clearly():

@@ -9,8 +9,6 @@ from parsimony.symbolic._scaling import pinball_line
 from parsimony.symbolic._terms import (
     least_squares_terms,
     pinball_regression,
-    term_columns,
-    top_terms,
     write_sum,
 )
 
@@ -86,25 +84,12 @@ def test_least_squares_terms_matches_lstsq():
     assert pinball_regression(cols, y, w, 0.5, coef)[1] == np.inf
 
 
-@pytest.mark.parametrize("tokens, expected", [
-    (["x0"], [(0, 0, 1.0)]),
-    (["x0", "x1", "add"], [(0, 0, 1.0), (1, 1, 1.0)]),
-    (["x0", "x1", "x2", "sub", "sub"], [(0, 0, 1.0), (1, 1, -1.0), (2, 2, 1.0)]),
-    (["x0", "x1", "mul", "x2", "sin", "sub", 2.0, "add"], [(0, 2, 1.0), (3, 4, -1.0), (6, 6, 1.0)]),
+@pytest.mark.parametrize("tokens, spans", [
+    (["x0", "x1", "mul", "x2", "sin", 2.0], [(0, 2), (3, 4), (5, 5)]),
+    ([3.0, "x0", "mul", "x1", 0.5, "mul"], [(0, 2), (3, 5)]),
+    (["x0", "x1", "x2", "x0", "mul"], [(0, 0), (1, 1), (2, 4)]),
 ])
-def test_top_terms(tokens, expected):
-    ops, _, _ = from_tokens(tokens)
-    starts, ends, signs = np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8)
-    k = top_terms(ops, len(ops), starts, ends, signs)
-    assert [(int(s), int(e), float(g)) for s, e, g in zip(starts[:k], ends[:k], signs[:k])] == expected
-
-
-@pytest.mark.parametrize("tokens", [
-    ["x0", "x1", "mul", "x2", "sin", "sub", 2.0, "add"],
-    [3.0, "x0", "mul", "x1", 0.5, "mul", "sub"],
-    ["x0", "x1", "add", "x2", "x0", "mul", "add"],
-])
-def test_write_sum_gives_the_new_coefficients(tokens):
+def test_write_sum_gives_the_new_coefficients(tokens, spans):
     """Every term times its new coefficient, plus the offset: constant factors absorb the
     coefficients, other terms get one, a zero coefficient drops its term."""
     from parsimony.symbolic._evaluator import evaluate, make_workspace
@@ -112,21 +97,21 @@ def test_write_sum_gives_the_new_coefficients(tokens):
     rng = np.random.default_rng(2)
     X = rng.uniform(-2, 2, size=(30, 3))
     Xt = np.ascontiguousarray(X.T)
-    ops, feats, vals = from_tokens(tokens)
-    starts, ends, signs = np.empty(8, dtype=np.int64), np.empty(8, dtype=np.int64), np.empty(8)
-    k = top_terms(ops, len(ops), starts, ends, signs)
+    ops = np.concatenate([from_tokens(tokens[s:e + 1])[0] for s, e in spans])  # the terms side by side
+    feats = np.concatenate([from_tokens(tokens[s:e + 1])[1] for s, e in spans])
+    vals = np.concatenate([from_tokens(tokens[s:e + 1])[2] for s, e in spans])
+    k = len(spans)
+    starts, ends = np.array([s for s, _ in spans]), np.array([e for _, e in spans])
     ws = make_workspace(len(ops) + 3 * k + 2, 30)
     cols = np.empty((k, 30))
-    assert term_columns(ops, feats, vals, k, starts, ends, signs, Xt, ws, cols)
-    whole = np.empty(30)
-    evaluate(ops, feats, vals, len(ops), Xt, ws, whole)
-    np.testing.assert_allclose(cols.sum(axis=0), whole, rtol=1e-12)
+    for t, (s, e) in enumerate(spans):
+        evaluate(ops[s:e + 1], feats[s:e + 1], vals[s:e + 1], e - s + 1, Xt, ws, cols[t])
     coefs = rng.normal(size=k)
     coefs[-1] = 0.0
     cap = len(ops) + 3 * k + 2
     o = (np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64), np.zeros(cap))
-    m = write_sum(ops, feats, vals, k, starts, ends, coefs * signs[:k], 1.25, *o)
+    m = write_sum(ops, feats, vals, k, starts, ends, coefs, 1.25, *o)
     out = np.empty(30)
     evaluate(o[0], o[1], o[2], m, Xt, ws, out)
     np.testing.assert_allclose(out, coefs @ cols + 1.25, rtol=1e-12, atol=1e-12)
-    assert write_sum(ops, feats, vals, k, starts, ends, coefs * signs[:k], 1.25, *(a[:2] for a in o)) == -1
+    assert write_sum(ops, feats, vals, k, starts, ends, coefs, 1.25, *(a[:2] for a in o)) == -1

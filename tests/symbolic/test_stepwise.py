@@ -1,0 +1,135 @@
+"""The additive stage (``_stepwise``): sums of transformed features and interactions."""
+
+import numpy as np
+import pytest
+from scipy.optimize import linprog
+
+from parsimony.losses import LOSS_PINBALL, LOSS_SQUARED
+from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic._evaluator import evaluate, make_workspace
+from parsimony.symbolic._expressions import (
+    DEFAULT_OPERATORS, SIN, SQUARE, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
+)
+from parsimony.symbolic._stepwise import stage_models
+
+WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
+
+
+def _models(X, y, w=None, loss=LOSS_SQUARED, tau=0.5, operators=DEFAULT_OPERATORS, maxsize=30):
+    binops, unops, _ = operator_codes(operators)
+    w = np.ones(len(y)) if w is None else w
+    relevance = np.abs(np.corrcoef(np.c_[X, y].T)[-1, :-1])
+    return stage_models(X, y, w, loss, tau, binops, unops, WEIGHTS, maxsize, relevance)[0]
+
+
+def _predict(model, X):
+    ops, feats, vals = model
+    out = np.empty(len(X))
+    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
+    return out
+
+
+def _truth(X):
+    return 1.5 + 2.0 * np.sin(3.0 * X[:, 0] * X[:, 1]) + 4.0 * (X[:, 2] - 0.3) ** 2
+
+
+def test_the_stage_recovers_a_sum_of_a_wave_and_a_square_exactly():
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(1000, 4))
+    y = _truth(X)
+    models = _models(X, y)
+    exact = [m for m in models if np.max(np.abs(_predict(m, X) - y)) < 1e-6 * np.abs(y).max()]
+    assert exact, "no model of the stage reproduces the targets"
+    ops = exact[0][0]
+    assert SIN in ops and SQUARE in ops and int(WEIGHTS[ops].sum()) <= 20  # a*sin(c*x0*x1) + d*(x2-e)^2 + b
+    X_new = rng.uniform(size=(200, 4))  # the formula, not an interpolation
+    np.testing.assert_allclose(_predict(exact[0], X_new), _truth(X_new), rtol=1e-6, atol=1e-6)
+
+
+def _lp_optimum(cols, y, w, tau):
+    k, n = cols.shape
+    design = np.c_[np.ones(n), cols.T]
+    p = k + 1
+    cost = np.r_[np.zeros(2 * p), tau * w, (1 - tau) * w]
+    equality = np.c_[design, -design, np.eye(n), -np.eye(n)]
+    return linprog(cost, A_eq=equality, b_eq=y, bounds=[(0, None)] * (2 * p + 2 * n), method="highs").fun
+
+
+def _term_values(model, X):
+    """The values of the model's top-level terms, each with its coefficient, the offset left out."""
+    import sympy
+
+    from parsimony.symbolic._expressions import to_sympy
+
+    ops, feats, vals = model
+    symbols = sympy.symbols(f"x0:{X.shape[1]}")
+    terms = [t for t in sympy.Add.make_args(to_sympy(ops, feats, vals, len(ops), symbols)) if not t.is_number]
+    return np.array([np.broadcast_to(sympy.lambdify(symbols, t, "numpy")(*X.T), len(X)) for t in terms], float)
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.8])
+def test_outer_coefficients_are_exact(tau):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(150, 3))
+    y = 2.0 * np.cos(2.0 * X[:, 0]) + X[:, 1] ** 2 + 0.3 * rng.standard_normal(150)
+    w = rng.uniform(0.5, 2.0, 150)
+    for loss in (LOSS_PINBALL, LOSS_SQUARED):
+        models = _models(X, y, w, loss=loss, tau=tau)
+        assert len(models) >= 2
+        for model in models:
+            cols = _term_values(model, X)  # each term with its coefficient inside
+            r = y - _predict(model, X)
+            if loss == LOSS_PINBALL:  # the sum's loss is the LP optimum over its own terms
+                mine = float(np.sum(w * np.where(r >= 0, tau * r, (tau - 1) * r)))
+                assert mine <= _lp_optimum(cols, y, w, tau) * (1 + 1e-6) + 1e-9
+            else:  # least squares: refitting its terms changes nothing
+                design = np.c_[np.ones(len(y)), cols.T] * np.sqrt(w)[:, None]
+                beta = np.linalg.lstsq(design, y * np.sqrt(w), rcond=None)[0]
+                np.testing.assert_allclose(beta[1:], 1.0, rtol=1e-6)
+
+
+def test_integer_weights_are_repeated_rows():
+    rng = np.random.default_rng(2)
+    X = rng.uniform(size=(120, 3))
+    y = np.exp(X[:, 0]) + 3 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(120)
+    w = rng.integers(0, 4, 120).astype(float)
+    rows = np.repeat(np.arange(120), w.astype(int))
+    for loss in (LOSS_PINBALL, LOSS_SQUARED):
+        weighted = _models(X, y, w, loss=loss, tau=0.7)
+        repeated = _models(X[rows], y[rows], loss=loss, tau=0.7)
+        assert len(weighted) == len(repeated) >= 2
+        for a, b in zip(weighted, repeated):
+            np.testing.assert_array_equal(a[0], b[0])
+            np.testing.assert_allclose(_predict(a, X), _predict(b, X), rtol=1e-6, atol=1e-6)
+
+
+def test_operators_and_maxsize_are_respected():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(300, 3))
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.01 * rng.standard_normal(300)
+    for maxsize in (5, 12, 30):
+        for operators in (DEFAULT_OPERATORS, ("add", "sub", "mul", "div", "square", "exp")):
+            models = _models(X, y, operators=operators, maxsize=maxsize)
+            assert models
+            binops, unops, _ = operator_codes(operators)
+            for ops, _, _ in models:
+                assert int(WEIGHTS[ops].sum()) <= maxsize and len(ops) <= maxsize
+                assert set(ops[ops >= 2].tolist()) <= set(binops.tolist()) | set(unops.tolist())
+    assert _models(X, y, operators=("sub", "mul", "sin")) == []  # no add: no sums
+    X0, y0 = X.copy(), y.copy()
+    _models(X, y)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_fits_with_the_stage_are_reproducible_at_any_n_jobs():
+    rng = np.random.default_rng(4)
+    X = rng.uniform(size=(200, 5))
+    y = _truth(X) + 0.1 * rng.standard_normal(200)
+    fits = [SymbolicQuantileRegressor(0.5, niterations=4, populations=4, population_size=20, n_jobs=n_jobs,
+                                      random_state=7).fit(X, y) for n_jobs in (1, 2, 1)]
+    for other in fits[1:]:
+        assert list(other.equations_["equation"]) == list(fits[0].equations_["equation"])
+    assert fits[0].n_evaluations_ > 4 * 20 * 4  # the stage's evaluations count
+    # the stage's sums reach the front: far better than a short search finds alone
+    assert fits[0].equations_["loss"].min() < 0.2 * fits[0].equations_["loss"].max()
