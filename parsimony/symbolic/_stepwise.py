@@ -13,16 +13,24 @@ form (``sin(aB + b)`` is a combination of ``sin(aB)`` and ``cos(aB)``), the shif
 in closed form. A constant is written only where it is needed: ``a = 1`` and ``b = 0`` are
 taken whenever they explain the residual as well (up to ``SNAP``).
 
-Forward stepwise selection starts from the best constant; each step screens every candidate by
-its least-squares gain on the current residual, refits the inner constants of the best few
-(:data:`SCREENED`) on that residual and adds the one whose sum has the lowest loss, the outer
-coefficients and intercept refitted exactly for the fit's loss (the weighted linear quantile
-regression :func:`~parsimony.symbolic._terms.pinball_regression` for the pinball and absolute
-losses, least squares for the squared loss); then the inner constants of every term are
-refitted once on their partial residuals (backfitting). It stops when no term lowers the loss
-or the next sum would exceed ``maxsize``. Every step's sum (written by
-:func:`~parsimony.symbolic._terms.write_sum`, simplified) is one model: the search offers them
-to its halls of fame and plants them in its populations.
+Forward stepwise selection starts from the best constant. Each step screens every candidate by
+its least-squares gain on the current residual per token it adds (:data:`SCREENED` of them, and
+the one of highest gain), refits their inner constants on that residual and adds the one that
+lowers the loss of the whole sum most per token, the outer coefficients and intercept refitted
+exactly for the fit's loss (the weighted linear quantile regression
+:func:`~parsimony.symbolic._terms.pinball_regression` for the pinball and absolute losses, least
+squares for the squared loss). A candidate *replaces* the terms of the sum on its own features
+only (``(x2 - b)^2`` replaces ``x2``; ``sin(a*x0*x1 + b)`` replaces ``x0``, ``x1`` and
+``(x0*x1 - b)^2``): it is screened and fitted on the residual with their part added back, and
+pays only for the tokens it adds. A product or ratio is a candidate once both its features are
+in the sum (strong heredity: a product of two relevant features is not mistaken for their sum).
+After a step, every term's inner constants are refitted on its partial residual (backfitting,
+its operator free among those no more complex), a term worth less per token than half the last
+one added leaves, and the candidates on the sum's bases are refitted on what they would
+replace. It stops when no candidate lowers the loss, the sum reproduces the targets, or no
+candidate fits in ``maxsize``. Every step's sum (written by
+:func:`~parsimony.symbolic._terms.write_sum`, simplified) is one model: the search offers them to
+its halls of fame and plants them in its populations.
 
 The stage works on at most :data:`STAGE_ROWS` rows (every k-th row of positive weight), so its
 cost does not grow with the data, and needs :data:`MIN_ROWS` distinct rows; it is deterministic,
@@ -48,7 +56,8 @@ PAIR_FEATURES = 6  # products and ratios among this many of the most relevant fe
 SCREENED = 4  # candidates refitted on the residual and tried exactly per step
 MAX_STEPS = 12  # terms of a sum at most
 SNAP = 1e-6  # a = 1 or b = 0 is taken when it loses at most this fraction of the gain
-GOLDEN_STEPS = 24
+GOLDEN_STEPS = 24  # golden-section steps of a refit (0.618^24: 1e-5 of the bracket)
+SCREEN_STEPS = 12  # and of a candidate's first fit, refitted when screened
 BACKFIT_PASSES = 3  # passes of backfitting after each step, at most
 LINEAR = -1  # the op of a term that is its base
 BASE_NODES = 3
@@ -139,14 +148,14 @@ def _objective(base, op, p, rc, w, s, c):
 
 
 @njit(error_model="numpy")
-def _golden(base, op, lo, hi, rc, w, s, c):
-    """Golden-section search of the gain on ``[lo, hi]``; returns ``(p, gain, phase)``."""
+def _golden(base, op, lo, hi, rc, w, s, c, steps):
+    """Golden-section search (``steps`` steps) of the gain on ``[lo, hi]``; returns ``(p, gain, phase)``."""
     phi = 0.6180339887498949
     x1 = hi - phi * (hi - lo)
     x2 = lo + phi * (hi - lo)
     f1, b1 = _objective(base, op, x1, rc, w, s, c)
     f2, b2 = _objective(base, op, x2, rc, w, s, c)
-    for _ in range(GOLDEN_STEPS):
+    for _ in range(steps):
         if f1 >= f2:
             hi, x2, f2, b2 = x2, x1, f1, b1
             x1 = hi - phi * (hi - lo)
@@ -260,7 +269,7 @@ def _snapped(base, op, a, b, gain, rc, w, s):
 
 
 @njit(error_model="numpy")
-def _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c):
+def _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c, steps):
     """Fit the term of ``op`` on base values ``base`` (in ``[lo, hi]``) to ``rc``: returns
     ``(op, a, b, gain)`` (the op may turn from sin to cos or back) and the evaluations used."""
     if op == LINEAR:
@@ -286,8 +295,8 @@ def _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c):
     right = grid[min(best_k + 1, m - 1)]
     p = grid[best_k]
     if right > left:
-        q, g, phase = _golden(base, op, left, right, rc, w, s, c)
-        evals += GOLDEN_STEPS + 2
+        q, g, phase = _golden(base, op, left, right, rc, w, s, c, steps)
+        evals += steps + 2
         if g > best:
             p, best, best_phase = q, g, phase
     if op == SIN or op == COS:
@@ -311,7 +320,7 @@ def _local_inner(base, op, a, b, rc, w, ops_allowed, s, c):
         return op, a, b, start
     p = a if (op == SIN or op == COS or op == EXP) else b
     width = 0.1 * max(abs(p), 1e-3)
-    q, g, phase = _golden(base, op, p - width, p + width, rc, w, s, c)
+    q, g, phase = _golden(base, op, p - width, p + width, rc, w, s, c, GOLDEN_STEPS)
     if not g > start:
         return op, a, b, start
     if op == SIN or op == COS:
@@ -330,7 +339,7 @@ def _refit_inner(base, op, a, b, lo, hi, rc, w, ops_allowed, grid, s, c):
     """The inner constants of a term of ``op`` refitted on ``rc``: the better of a fresh fit
     (:func:`_fit_inner`) and a local refinement of ``(a, b)``; returns ``(op, a, b, gain,
     evaluations)``."""
-    op1, a1, b1, g1, evals = _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c)
+    op1, a1, b1, g1, evals = _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c, GOLDEN_STEPS)
     if op == LINEAR or op == SQUARE:
         return op1, a1, b1, g1, evals
     op2, a2, b2, g2 = _local_inner(base, op, a, b, rc, w, ops_allowed, s, c)
@@ -416,7 +425,7 @@ def _residual(cols, k, coef, a, y, w, skip, r):
 @njit(error_model="numpy")
 def _partial(r, cols, coef, replace, k, w, out):
     """``out = r + sum of coef[t] cols[t] over the terms replaced``, weighted-centred; returns the
-    weighted sum of squares of what it added (the least-squares gain the replaced terms had)."""
+    least-squares gain on ``out`` of what it added (what the replaced terms explain of it)."""
     n = r.shape[0]
     sw, mean = 0.0, 0.0
     for i in range(n):
@@ -428,11 +437,13 @@ def _partial(r, cols, coef, replace, k, w, out):
         sw += w[i]
         mean += w[i] * v
     mean /= sw
-    had = 0.0
+    num, den = 0.0, 0.0
     for i in range(n):
         out[i] -= mean
-        had += w[i] * (out[i] - r[i]) ** 2
-    return had
+        v = out[i] - r[i]
+        num += w[i] * v * out[i]
+        den += w[i] * v * v
+    return num * num / den if den > 0 else 0.0
 
 
 @njit
@@ -518,8 +529,9 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
     term_ops = np.empty(1 + unops.shape[0], dtype=np.int64)
     term_ops[0] = LINEAR
     n_ops = 1
-    for op in unops:
-        if op == SQUARE or op == CUBE or op == ABS or op == SQRT or op == LOG or op == EXP or op == SIN or op == COS:
+    for op in unops:  # sin and cos: one wave family (its phase picks the operator, _wave_form)
+        if (op == SQUARE or op == CUBE or op == ABS or op == SQRT or op == LOG or op == EXP or op == SIN
+                or (op == COS and not allowed[SIN])):
             term_ops[n_ops] = op
             n_ops += 1
     # ---- candidates, fitted to the residual of the best constant
@@ -542,17 +554,21 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
     grid = np.empty(16)
     evals = 0
     nc = 0
+    c_first = np.zeros(nb + 1, dtype=np.int64)  # the candidates of base k: c_first[k] .. c_first[k + 1] - 1
     for k in range(nb):
+        c_first[k] = nc
         if not base_ok[k]:
             continue
         for t in range(n_ops):
-            op, a, b, gain, used = _fit_inner(bases[k], term_ops[t], lo[k], hi[k], rc, w, allowed, grid, s, c)
+            op, a, b, gain, used = _fit_inner(bases[k], term_ops[t], lo[k], hi[k], rc, w, allowed, grid, s, c,
+                                              SCREEN_STEPS)
             evals += used
             if not gain > 0:
                 continue
             _term_values(bases[k], op, a, b, cols[nc])
             c_base[nc], c_op[nc], c_a[nc], c_b[nc] = k, op, a, b
             nc += 1
+    c_first[nb] = nc
     # ---- forward stepwise
     max_terms = min(MAX_STEPS, out_ops.shape[0])
     m_base = np.empty(max_terms, dtype=np.int64)
@@ -572,6 +588,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
     best_col = np.empty(n)
     # the best constant, exactly
     offset, loss = _fit_sum(m_cols[:0], y, w, loss_kind, tau, coef[:0])
+    exact = 1e-10 * loss  # a sum this close reproduces the targets: no term can gain
     evals += 1
     n_models = 0
     k = 0  # terms in the sum
@@ -588,7 +605,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
     replace = np.zeros(max_terms, dtype=np.bool_)
     present = np.zeros(d, dtype=np.bool_)
     for _step in range(2 * MAX_STEPS):
-        if k >= max_terms:
+        if k >= max_terms or loss <= exact:
             break
         # complexity of the sum so far: each term with its coefficient and a +, plus the offset
         used_cplx = fixed
@@ -740,6 +757,26 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
                 coef[:k] = trial_coef[:k]
             else:
                 t += 1
+        # the candidates on the bases of the sum's terms, refitted on what they would replace
+        _residual(m_cols, k, coef, offset, y, w, -1, r)
+        for t in range(k):
+            kb = m_base[t]
+            seen = False
+            for z in range(t):
+                seen = seen or m_base[z] == kb
+            if seen:
+                continue
+            _replaced(kb, b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
+            _partial(r, m_cols, coef, replace, k, w, rp)
+            for q in range(c_first[kb], c_first[kb + 1]):
+                if used_cand[q]:
+                    continue
+                op, a, b, g, used = _fit_inner(bases[kb], c_op[q], lo[kb], hi[kb], rp, w, allowed, grid, s, c,
+                                               SCREEN_STEPS)
+                evals += used
+                if g > 0:
+                    c_op[q], c_a[q], c_b[q] = op, a, b
+                    _term_values(bases[kb], op, a, b, cols[q])
         # write the sum
         at = 0
         for t in range(k):
