@@ -54,7 +54,8 @@ STAGE_ROWS = 1000  # rows the stage works on at most
 MIN_ROWS = 30  # distinct rows the stage needs: its terms' inner constants would fit noise on fewer
 PAIR_FEATURES = 6  # products and ratios among this many of the most relevant features
 SCREENED = 4  # candidates refitted on the residual and tried exactly per step
-MAX_STEPS = 12  # terms of a sum at most
+MAX_TERMS = 12  # terms of a sum at most
+MAX_STEPS = 24  # steps (each writes at most one sum) at most
 SNAP = 1e-6  # a = 1 or b = 0 is taken when it loses at most this fraction of the gain
 GOLDEN_STEPS = 24  # golden-section steps of a refit (0.618^24: 1e-5 of the bracket)
 SCREEN_STEPS = 12  # and of a candidate's first fit, refitted when screened
@@ -570,7 +571,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
             nc += 1
     c_first[nb] = nc
     # ---- forward stepwise
-    max_terms = min(MAX_STEPS, out_ops.shape[0])
+    max_terms = MAX_TERMS
     m_base = np.empty(max_terms, dtype=np.int64)
     m_op = np.empty(max_terms, dtype=np.int64)
     m_a = np.empty(max_terms)
@@ -604,7 +605,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
     per_term = weights[CONST] + weights[MUL] + weights[ADD]  # a term's coefficient and +
     replace = np.zeros(max_terms, dtype=np.bool_)
     present = np.zeros(d, dtype=np.bool_)
-    for _step in range(2 * MAX_STEPS):
+    for _step in range(out_ops.shape[0]):  # a sum a step at most
         if k >= max_terms or loss <= exact:
             break
         # complexity of the sum so far: each term with its coefficient and a +, plus the offset

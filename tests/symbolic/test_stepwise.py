@@ -133,3 +133,21 @@ def test_fits_with_the_stage_are_reproducible_at_any_n_jobs():
     assert fits[0].n_evaluations_ > 4 * 20 * 4  # the stage's evaluations count
     # the stage's sums reach the front: far better than a short search finds alone
     assert fits[0].equations_["loss"].min() < 0.2 * fits[0].equations_["loss"].max()
+
+
+def test_the_sums_written_never_exceed_the_room_given():
+    from parsimony.symbolic._stepwise import additive_models
+
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(200, 6))
+    y = X @ np.arange(1.0, 7.0) + np.sin(5 * X[:, 0]) + 0.01 * rng.standard_normal(200)
+    binops, unops, _ = operator_codes(DEFAULT_OPERATORS)
+    counts = []
+    for room in (2, 24):
+        out = (np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40)))
+        length = np.zeros(room, dtype=np.int64)
+        count, _ = additive_models(np.ascontiguousarray(X.T), y, np.ones(200), LOSS_PINBALL, 0.5, binops, unops,
+                                   WEIGHTS, 40, np.arange(6), *out, length)
+        assert count <= room
+        counts.append(count)
+    assert counts[0] == 2 < counts[1]  # the path is longer than the room of 2: it stops there
