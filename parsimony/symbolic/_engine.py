@@ -640,11 +640,8 @@ def simplify_tree(ops, feats, vals, length, o_ops, o_feats, o_vals):
 
 # --------------------------------------------------------------------------------- evolution
 @njit
-def _tournament(population, freq, settings, buffers):
-    """Index of the tournament winner among the population's members: sample, rank by adjusted
-    cost, pick rank k w.p. p(1-p)^k."""
-    pop_loss, pop_cplx, state = population.loss, population.complexity, population.state
-    scratch_idx, scratch_cost = buffers.tournament_idx, buffers.tournament_cost
+def _tournament_winner(pop_loss, pop_cplx, state, freq, settings, scratch_idx, scratch_cost):
+    """:func:`_tournament` on the arrays it reads."""
     size = pop_loss.shape[0]
     n = min(settings.tournament_selection_n, size)
     for i in range(size):
@@ -674,6 +671,14 @@ def _tournament(population, freq, settings, buffers):
     return scratch_idx[n - 1]
 
 
+@njit(inline="always")  # (a call would count references to every array of the records)
+def _tournament(population, freq, settings, buffers):
+    """Index of the tournament winner among the population's members: sample, rank by adjusted
+    cost, pick rank k w.p. p(1-p)^k."""
+    return _tournament_winner(population.loss, population.complexity, population.state, freq, settings,
+                              buffers.tournament_idx, buffers.tournament_cost)
+
+
 @njit
 def _oldest(pop_birth):
     best = 0
@@ -683,7 +688,7 @@ def _oldest(pop_birth):
     return best
 
 
-@njit
+@njit(inline="always")  # (a call would count references to every array of the records)
 def _update_hof(ops, feats, vals, length, loss, cplx, hof):
     """Enter the expression in the :data:`HallOfFame` ``hof`` when it is the best of its complexity."""
     if loss < hof.loss[cplx]:
@@ -742,7 +747,7 @@ def _accept(child, length, max_length, weights, maxsize):
     return c if c <= maxsize else -1
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")  # (a call would count references to every array of the records)
 def _enter(child, length, loss, cplx, population):
     """The candidate replaces the oldest member of the :data:`Population`, counts once in its
     complexity frequencies and enters its hall of fame when it is the best of its complexity."""
@@ -967,7 +972,7 @@ def free_offset(child, length, loss, cplx, max_length, data, ws, resid, weights,
     return new_length, best_loss, cplx + best_extra
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")  # (a call would count references to every array of the records)
 def _score_candidate(child, length, cplx, hof, data, ws, search, buffers):
     """Evaluate a new candidate; with the free offset on, offer it to the hall of fame ``hof`` and
     offer it its loss-optimal offset (:func:`free_offset`). Returns ``(length, loss, cplx)`` of
@@ -1026,7 +1031,7 @@ def init_population(population, data, ws, search):
         _update_hof(child[0], child[1], child[2], length, loss, cplx, hof)
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")  # (a call would count references to every array of the records)
 def _crossover_step(population, freq, data, ws, search, buffers):
     """Two tournament winners swap subtrees; each valid child is scored and replaces the oldest
     member. Returns the evaluations used."""
@@ -1049,7 +1054,7 @@ def _crossover_step(population, freq, data, ws, search, buffers):
     return evals
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inline="always")  # (a call would count references to every array of the records)
 def _mutation_step(population, freq, data, ws, search, buffers):
     """A tournament winner is mutated (up to 10 tries for a valid child, else copied unchanged);
     the child replaces the oldest member. Returns the evaluations used."""
