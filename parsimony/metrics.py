@@ -12,10 +12,10 @@ import numbers
 
 import numpy as np
 
-from ._validation import check_array_1d, check_nonnegative, check_quantile, check_same_length, check_sample_weight
+from ._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight
 from .base import QuantileScoreMixin
 from .losses import Pinball
-from .symbolic._expressions import TOKEN_COMPLEXITY
+from .symbolic._expressions import TOKEN_COMPLEXITY, token_weights
 
 __all__ = ["pinball_loss", "normalized_quantile_loss", "coverage", "absolute_coverage_error", "interval_coverage",
            "expression_complexity", "complexity", "TOKEN_COMPLEXITY", "QuantileScoreMixin"]
@@ -85,17 +85,6 @@ def interval_coverage(y_true, lower, upper) -> float:
 
 
 # ----------------------------------------------------------------------------------- complexity
-def _check_token_weights(weights) -> dict:
-    """``weights`` as a dict of known tokens to finite non-negative numbers."""
-    if not isinstance(weights, dict):
-        raise TypeError(f"weights must be a dict of token -> weight, got {type(weights).__name__}")
-    for token, value in weights.items():
-        if token not in TOKEN_COMPLEXITY:
-            raise ValueError(f"weights names an unknown token {token!r}; known tokens: {sorted(TOKEN_COMPLEXITY)}")
-        check_nonnegative(value, f"weights[{token!r}]")
-    return weights
-
-
 def expression_complexity(expr, weights=None) -> int:
     """Token-weighted complexity of a symbolic expression (sympy expression or string).
 
@@ -105,7 +94,7 @@ def expression_complexity(expr, weights=None) -> int:
     """
     import sympy
 
-    w = dict(TOKEN_COMPLEXITY if weights is None else {**TOKEN_COMPLEXITY, **_check_token_weights(weights)})
+    w = token_weights(weights, "weights", integer=False)
     if isinstance(expr, str):
         expr = sympy.sympify(expr)
 

@@ -18,6 +18,7 @@ from parsimony.metrics import (
     normalized_quantile_loss,
     pinball_loss,
 )
+from parsimony.symbolic._expressions import token_weights
 
 
 def test_appendix_a_example():
@@ -86,7 +87,7 @@ def test_nql_divides_by_the_given_whole_dataset_range():
         (lambda: pinball_loss([1, 2], [1, 2], 0.5, sample_weight=[1, -1]), "non-negative"),
         (lambda: interval_coverage([1, 2], [0, 3], [2, 2.5]), "lower > upper in 1 rows"),
         (lambda: expression_complexity("x0 + x1", weights={"add": -1}), r"weights\['add'\]"),
-        (lambda: expression_complexity("x0 + x1", weights={"plus": 2}), "unknown token 'plus'"),
+        (lambda: expression_complexity("x0 + x1", weights={"tan": 2}), "weights names an unknown token 'tan'"),
         (lambda: complexity(float("nan")), "non-finite"),
         (lambda: complexity(float("inf")), "non-finite"),
     ],
@@ -94,6 +95,15 @@ def test_nql_divides_by_the_given_whole_dataset_range():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_expression_complexity_takes_the_estimators_token_names():
+    """The one token-weight table of SQR's complexity_of_operators: aliases and "variable" too,
+    weights >= 0 here (integers >= 1 for the search)."""
+    assert expression_complexity("x0 + x1", weights={"+": 5, "variable": 2}) == 9
+    assert expression_complexity("x0 + x1", weights={"add": 0}) == 2
+    with pytest.raises(ValueError, match=r"complexity_of_operators\['add'\] must be an integer >= 1"):
+        token_weights({"add": 0}, "complexity_of_operators")
 
 
 def test_expression_complexity_uses_paper_weights():

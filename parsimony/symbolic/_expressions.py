@@ -8,7 +8,12 @@ A node's subtree is the contiguous slice ending at the node, so mutations are ar
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Mapping
+
 import numpy as np
+
+from .._validation import check_nonnegative
 
 # opcodes (compile-time constants for the numba kernels)
 CONST, VAR = 0, 1
@@ -69,19 +74,46 @@ def operator_codes(operators) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
     return binary, unary, tuple(names)
 
 
-def complexity_weights(complexity_of_operators) -> np.ndarray:
-    """Per-opcode integer token weights from a ``{name: weight}`` mapping (missing names: 1)."""
-    weights = np.ones(N_OPCODES, dtype=np.int64)
-    for name, value in dict(complexity_of_operators).items():
-        if name in ("feature", "variable"):
-            key = "feature"
-        elif name == "constant":
-            key = "constant"
+def token_weights(weights, name="weights", *, integer=True) -> dict:
+    """The complete token-weight table: :data:`TOKEN_COMPLEXITY` updated by ``weights`` (None: unchanged).
+
+    Keys are operator names or their aliases (``"+"`` for ``"add"``), ``"feature"`` (or
+    ``"variable"``) and ``"constant"``; values are integers >= 1, or with ``integer=False``
+    finite numbers >= 0. Bad input raises a TypeError or ValueError naming ``name``.
+    """
+    table = dict(TOKEN_COMPLEXITY)
+    if weights is None:
+        return table
+    if not isinstance(weights, Mapping):
+        rule = "integer weight >= 1" if integer else "weight >= 0"
+        raise TypeError(f"{name} must be a dict {{token: {rule}}}, got {weights!r}")
+    for key, value in weights.items():
+        if key in ("feature", "variable", "constant"):
+            token = "feature" if key == "variable" else key
         else:
-            key = canonical_operator(name)
-        if isinstance(value, bool) or not float(value).is_integer() or value < 1:
-            raise ValueError(f"complexity_of_operators[{name!r}] must be an integer >= 1, got {value!r}")
-        weights[OPCODE[key]] = int(value)
+            try:
+                token = canonical_operator(key)
+            except (TypeError, ValueError):
+                raise ValueError(f"{name} names an unknown token {key!r} (an unknown operator); known tokens: "
+                                 f"'feature' (or 'variable'), 'constant' and the operators "
+                                 f"{', '.join(BINARY_OPERATORS + UNARY_OPERATORS)} (and + - * / ^)") from None
+        if integer:
+            if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value).is_integer()
+                    or value < 1):
+                raise ValueError(f"{name}[{key!r}] must be an integer >= 1, got {value!r}")
+            value = int(value)
+        else:
+            check_nonnegative(value, f"{name}[{key!r}]")
+        table[token] = value
+    return table
+
+
+def complexity_weights(complexity_of_operators) -> np.ndarray:
+    """Per-opcode integer token weights of the table :func:`token_weights` makes of
+    ``complexity_of_operators``."""
+    weights = np.ones(N_OPCODES, dtype=np.int64)
+    for token, value in token_weights(complexity_of_operators, "complexity_of_operators").items():
+        weights[OPCODE[token]] = value
     return weights
 
 

@@ -15,7 +15,7 @@ from .._validation import (
 )
 from ..backend import BACKENDS
 from ..losses import LOSSES, Loss, Pinball, as_loss
-from ._expressions import TOKEN_COMPLEXITY, canonical_operator, complexity_weights, operator_codes
+from ._expressions import TOKEN_COMPLEXITY, complexity_weights, operator_codes, token_weights
 from ._search import SearchSettings
 
 MODEL_SELECTIONS = ("cost", "best", "score", "accuracy", "elbow", "sic")
@@ -30,22 +30,6 @@ def operator_names(operators, name="operators") -> tuple:
         raise TypeError(f"{name} must be a sequence of operator names such as ('add', 'mul', 'sin'), "
                         f"got {operators!r}")
     return operator_codes(list(operators))[2]
-
-
-def token_weights(weights, name="complexity_of_operators") -> dict:
-    """The complete token-weight table: :data:`~parsimony.symbolic.TOKEN_COMPLEXITY` updated by ``weights``
-    (keys: operator names, ``"feature"``/``"variable"``, ``"constant"``; values: integers >= 1)."""
-    if not isinstance(weights, Mapping):
-        raise TypeError(f"{name} must be a dict {{operator name: integer weight >= 1}}, got {weights!r}")
-    table = dict(TOKEN_COMPLEXITY)
-    for key, value in weights.items():
-        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not float(value).is_integer()
-                or value < 1):
-            raise ValueError(f"{name}[{key!r}] must be an integer >= 1, got {value!r}")
-        key = "feature" if key in ("feature", "variable") else ("constant" if key == "constant"
-                                                                 else canonical_operator(key))
-        table[key] = int(value)
-    return table
 
 
 #: The constraint table of SymbolicQuantileRegressor (see :func:`parsimony._validation.validate_params`).
