@@ -49,11 +49,16 @@ def _compiled(kernel) -> bool:
 
 def _missed(kernels):
     """The kernels not compiled; one that numba inlines (``inline="always"``) counts as compiled
-    when a compiled kernel calls it."""
-    compiled = [k for k in kernels.values() if _compiled(k)]
-    return sorted(name for name, k in kernels.items() if not _compiled(k) and not (
-        k.targetoptions.get("inline") == "always"
-        and any(k.py_func.__name__ in c.py_func.__code__.co_names for c in compiled)))
+    when a compiled kernel calls it, or an inlined kernel that counts (a caller's caller)."""
+    reached = {name for name, k in kernels.items() if _compiled(k)}
+    grew = True
+    while grew:
+        callers = [kernels[name].py_func.__code__.co_names for name in reached]
+        new = {name for name, k in kernels.items() if name not in reached and k.targetoptions.get("inline") == "always"
+               and any(k.py_func.__name__ in names for names in callers)}
+        reached |= new
+        grew = bool(new)
+    return sorted(set(kernels) - reached)
 
 
 def _check_trees():
