@@ -91,6 +91,10 @@ def expression_complexity(expr, weights=None) -> int:
     Binary sums and products of ``k`` terms count ``k - 1`` operator tokens; a factor
     ``a**-1`` counts as a division, ``a**2`` as square, ``a**3`` as cube, ``a**0.5`` as sqrt,
     a factor ``-1`` as a negation; every feature occurrence and constant counts one.
+    ``weights`` (a dict, default None) overrides :data:`~parsimony.symbolic.TOKEN_COMPLEXITY`
+    with the names SymbolicQuantileRegressor's ``complexity_of_operators`` takes (operator
+    names or aliases such as ``"+"``, ``"feature"`` or ``"variable"``, ``"constant"``), here
+    any weights >= 0; the total is truncated to an integer.
     """
     import sympy
 
