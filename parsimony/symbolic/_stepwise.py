@@ -2,8 +2,9 @@
 selection before evolution (the interaction-transformation representation of ITEA, FFX and
 Rils-Rols, in which additive structure is cheap).
 
-A *term* is ``g(a*B + b)``: a *base* ``B`` (a feature ``x_i``, a product ``x_i*x_j`` or a ratio
-``x_i/x_j`` of two of the most relevant features) under one of the search's unary operators
+A *term* is ``g(a*B + b)``: a *base* ``B`` (a feature ``x_i``, among the 50 most relevant, or a
+product ``x_i*x_j`` or ratio ``x_i/x_j`` of two of the 6 most relevant; relevance is the squared
+rank correlation with the target) under one of the search's unary operators
 ``g``, or the base itself. Its inner constants are what ``g`` needs: a shift for ``square``,
 ``cube``, ``abs``, ``sqrt`` and ``log`` (``g(B + b)``: their scale is the outer coefficient's, up
 to a constant), a scale for ``exp`` (``exp(a*B)``: its shift is a factor), both for ``sin`` and
@@ -52,6 +53,7 @@ from ._terms import least_squares_terms, pinball_regression, write_sum
 
 STAGE_ROWS = 1000  # rows the stage works on at most
 MIN_ROWS = 30  # distinct rows the stage needs: its terms' inner constants would fit noise on fewer
+SINGLE_FEATURES = 50  # terms of one feature for this many of the most relevant features
 PAIR_FEATURES = 6  # products and ratios among this many of the most relevant features
 SCREENED = 4  # candidates refitted on the residual and tried exactly per step
 MAX_TERMS = 12  # terms of a sum at most
@@ -472,13 +474,14 @@ def _replaced(kb, b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per
 
 # ------------------------------------------------------------------------------- the stage
 @njit(error_model="numpy")
-def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, pair_features, out_ops, out_feats,
-                    out_vals, out_length):
+def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, single_features, pair_features,
+                    out_ops, out_feats, out_vals, out_length):
     """The additive stage on the rows ``(Xt, y, w)`` (features by rows): writes each step's sum
     (simplified) into ``out_*[k]`` (up to ``maxsize`` nodes; ``out_ops.shape[0]`` sums at most)
-    and returns ``(number of sums, evaluations used)``. ``pair_features`` are the features whose
-    products (and ratios, when ``div`` is allowed) are bases; only the operators of ``binops``
-    and ``unops`` are used (none when ``add`` or ``mul`` is not among them)."""
+    and returns ``(number of sums, evaluations used)``. ``single_features`` are the features that
+    are bases, ``pair_features`` those whose products (and ratios, when ``div`` is allowed) are
+    bases; only the operators of ``binops`` and ``unops`` are used (none when ``add`` or ``mul``
+    is not among them)."""
     d, n = Xt.shape
     allowed = np.zeros(32, dtype=np.bool_)
     for op in binops:
@@ -489,13 +492,13 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
         return 0, 0
     # ---- bases
     n_pair = pair_features.shape[0]
-    n_bases = d + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1)
+    n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1)
     b_ops = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
     b_feats = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
     b_len = np.zeros(n_bases, dtype=np.int64)
     bases = np.empty((n_bases, n))
     nb = 0
-    for j in range(d):
+    for j in single_features:
         b_ops[nb, 0], b_feats[nb, 0], b_len[nb] = VAR, j, 1
         bases[nb] = Xt[j]
         nb += 1
@@ -798,8 +801,9 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, p
 
 def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relevance):
     """The additive stage's sums on ``(X, y, w)`` (at most :data:`STAGE_ROWS` rows of positive
-    weight, every k-th, repeated rows merged), products and ratios among the :data:`PAIR_FEATURES` features of highest
-    ``relevance`` (ties: the first): a list of ``(ops, feats, vals)``, simplest first, and the
+    weight, every k-th, repeated rows merged): terms of one of the :data:`SINGLE_FEATURES`
+    features of highest ``relevance`` (ties: the first), products and ratios among the
+    :data:`PAIR_FEATURES` first; a list of ``(ops, feats, vals)``, simplest first, and the
     evaluations used."""
     rows = np.flatnonzero(w > 0)
     rows = rows[::math.ceil(rows.size / STAGE_ROWS)] if rows.size > STAGE_ROWS else rows
@@ -811,12 +815,13 @@ def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relev
     if len(y) < MIN_ROWS:
         return [], 0
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)
-    pairs = np.sort(np.argsort(-np.asarray(relevance, dtype=float), kind="stable")[:PAIR_FEATURES]).astype(np.int64)
+    order = np.argsort(-np.asarray(relevance, dtype=float), kind="stable").astype(np.int64)
+    singles, pairs = np.sort(order[:SINGLE_FEATURES]), np.sort(order[:PAIR_FEATURES])
     shape = (MAX_STEPS, maxsize)
     out = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape))
     length = np.zeros(MAX_STEPS, dtype=np.int64)
     count, evals = additive_models(Xt, np.ascontiguousarray(y, dtype=np.float64),
                                    np.ascontiguousarray(w, dtype=np.float64), int(loss_kind), float(tau),
                                    np.asarray(binops, dtype=np.int64), np.asarray(unops, dtype=np.int64),
-                                   np.asarray(weights, dtype=np.int64), int(maxsize), pairs, *out, length)
+                                   np.asarray(weights, dtype=np.int64), int(maxsize), singles, pairs, *out, length)
     return [tuple(a[k, :length[k]].copy() for a in out) for k in range(count)], int(evals)

@@ -147,7 +147,7 @@ def test_the_sums_written_never_exceed_the_room_given():
         out = (np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40)))
         length = np.zeros(room, dtype=np.int64)
         count, _ = additive_models(np.ascontiguousarray(X.T), y, np.ones(200), LOSS_PINBALL, 0.5, binops, unops,
-                                   WEIGHTS, 40, np.arange(6), *out, length)
+                                   WEIGHTS, 40, np.arange(6), np.arange(6), *out, length)
         assert count <= room
         counts.append(count)
     assert counts[0] == 2 < counts[1]  # the path is longer than the room of 2: it stops there
