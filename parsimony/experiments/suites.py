@@ -34,8 +34,9 @@ class Budget:
         Tuning of the baselines: Optuna trials, seconds, inner folds.
     lgbm_estimators :
         Boosting rounds of LightGBM.
-    sr_iterations, sr_populations, sr_population_size, sr_time_limit :
-        Search of SQR (the paper's Table 9: 40 iterations, 15 populations of 33).
+    sr_iterations, sr_populations, sr_population_size, sr_time_limit, sr_maxsize :
+        Search of SQR (the paper's Table 9: 40 iterations, 15 populations of 33, maxsize 20; the
+        quick and tiny budgets take the estimator's default maxsize, 30).
     osrt_regularization, osrt_depth_limit, osrt_thresholds, osrt_time_limit :
         OSRT's lambda, depth limit, binarizer thresholds per feature and time limit.
     ensemble_trees, ensemble_depth :
@@ -50,6 +51,7 @@ class Budget:
     sr_populations: int = 15
     sr_population_size: int = 33
     sr_time_limit: float | None = None
+    sr_maxsize: int = 20
     osrt_regularization: float = 0.01
     osrt_depth_limit: int | None = 5
     osrt_thresholds: int = 4
@@ -68,11 +70,11 @@ class Budget:
 BUDGETS = {
     "paper": Budget(),
     "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=40, sr_populations=6,
-                    sr_population_size=33, sr_time_limit=10.0, osrt_regularization=0.02, osrt_depth_limit=3,
-                    osrt_thresholds=3, osrt_time_limit=5.0, ensemble_trees=30, ensemble_depth=4),
+                    sr_population_size=33, sr_time_limit=10.0, sr_maxsize=30, osrt_regularization=0.02,
+                    osrt_depth_limit=3, osrt_thresholds=3, osrt_time_limit=5.0, ensemble_trees=30, ensemble_depth=4),
     "tiny": Budget(n_trials=2, tune_time=5.0, inner_cv=2, lgbm_estimators=10, sr_iterations=2, sr_populations=2,
-                   sr_population_size=12, sr_time_limit=1.0, osrt_regularization=0.05, osrt_depth_limit=2,
-                   osrt_thresholds=2, osrt_time_limit=2.0, ensemble_trees=8, ensemble_depth=3),
+                   sr_population_size=12, sr_time_limit=1.0, sr_maxsize=30, osrt_regularization=0.05,
+                   osrt_depth_limit=2, osrt_thresholds=2, osrt_time_limit=2.0, ensemble_trees=8, ensemble_depth=3),
 }
 
 
@@ -151,7 +153,8 @@ def _sqr(quantile, random_state, budget, max_samples=None):
 
     return SymbolicQuantileRegressor(
         quantile=quantile, niterations=budget.sr_iterations, populations=budget.sr_populations,
-        population_size=budget.sr_population_size, max_samples=max_samples, time_limit=budget.sr_time_limit,
+        population_size=budget.sr_population_size, maxsize=budget.sr_maxsize, max_samples=max_samples,
+        time_limit=budget.sr_time_limit,
         random_state=random_state, progress=False,
     )
 

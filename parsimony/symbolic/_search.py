@@ -37,7 +37,7 @@ FREQUENCY_WINDOW = 10_000.0
 class SearchSettings:
     """Every knob of one search (the estimator fills it from its parameters)."""
 
-    maxsize: int = 20
+    maxsize: int = 30
     niterations: int = 40
     populations: int = 15
     population_size: int = 33

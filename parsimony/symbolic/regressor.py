@@ -131,8 +131,11 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     operators : sequence of str, default=the paper's Table 1 set
         Operator names among add sub mul div pow square cube sqrt exp log sin cos abs neg
         (``+ - * / ^`` accepted).
-    maxsize : int, default=20
-        Largest complexity (sum of token weights) of an expression.
+    maxsize : int, default=30
+        Largest complexity (sum of token weights) of an expression. The SQR paper's 20 leaves no
+        room for additive shapes such as Friedman #1's ``a sin(b x0 x1) + c (x2 - d)^2 + e x3 +
+        f x4 + g`` (28 tokens), which the additive stage builds; the front and the model selection
+        still prefer shorter expressions where they are as accurate.
     complexity_of_operators : dict or None, default=None
         Token weights (keys: operator names, ``"feature"``, ``"constant"``); missing keys take
         :data:`parsimony.symbolic.TOKEN_COMPLEXITY` (the paper's Table 1 weights).
@@ -220,7 +223,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         Expressions evaluated on the data (all levels).
     """
 
-    def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=20, complexity_of_operators=None,
+    def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=30, complexity_of_operators=None,
                  niterations=40, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
                  adaptive_parsimony_scaling=20.0, feature_relevance="auto", additive_stage="auto",
                  model_selection="cost", max_samples=None, rearrange=False, loss=None, batch_size="auto",
