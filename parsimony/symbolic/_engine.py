@@ -688,7 +688,7 @@ def _oldest(pop_birth):
     return best
 
 
-@njit(inline="always")  # (a call would count references to every array of the records)
+@njit
 def _update_hof(ops, feats, vals, length, loss, cplx, hof):
     """Enter the expression in the :data:`HallOfFame` ``hof`` when it is the best of its complexity."""
     if loss < hof.loss[cplx]:
