@@ -1,9 +1,10 @@
 """Orchestration of the native search: populations, sync points, hall of fame, time limit.
 
-Each iteration evolves every population once (in a thread pool when ``n_jobs > 1``; the
-kernels release the GIL), then, at a deterministic sync point, merges the per-population halls
-of fame, updates the complexity frequencies of the adaptive parsimony, migrates members and
-checks the time limit. Populations carry their own random states, so the result depends on
+Before the first iteration the additive stage (:mod:`parsimony.symbolic._stepwise`) offers its
+sums to the halls of fame and plants them in the populations. Each iteration evolves every
+population once (in a thread pool when ``n_jobs > 1``; the kernels release the GIL), then, at a
+deterministic sync point, merges the per-population halls of fame, updates the complexity
+frequencies of the adaptive parsimony, migrates members and checks the time limit. Populations carry their own random states, so the result depends on
 the seed only, never on ``n_jobs``.
 """
 
@@ -356,7 +357,7 @@ class _Evolution:
             evals += 1
             if not np.isfinite(loss):
                 continue
-            kept.append((ops, feats, vals, n, cplx))
+            kept.append((ops, feats, vals, n, cplx, loss))
             for p in range(n_pop):  # a tie up to rounding goes to the model, whatever the rounding
                 if loss <= hof.loss[p, cplx] * (1 + 1e-9):
                     hof.ops[p, cplx, :n], hof.feats[p, cplx, :n], hof.vals[p, cplx, :n] = ops, feats, vals
@@ -365,13 +366,15 @@ class _Evolution:
         for p in range(n_pop):
             losses = np.where(np.isfinite(pops.loss[p]), pops.loss[p], np.inf)
             worst = np.argsort(-losses, kind="stable")
-            for slot, (ops, feats, vals, n, cplx) in zip(worst, kept):
+            for slot, (ops, feats, vals, n, cplx, loss) in zip(worst, kept):
                 pops.ops[p, slot, :n], pops.feats[p, slot, :n], pops.vals[p, slot, :n] = ops, feats, vals
                 pops.length[p, slot], pops.complexity[p, slot] = n, cplx
-                pops.loss[p, slot] = tree_loss(ops, feats, vals, n, self.pop_data[p], ws)
+                if self.batches is not None:  # the population's own batch scores its members
+                    loss = tree_loss(ops, feats, vals, n, self.pop_data[p], ws)
+                    evals += 1
+                pops.loss[p, slot] = loss
                 pops.birth[p, slot] = pops.births[p][0]
                 pops.births[p][0] += 1
-                evals += self.batches is not None
         return evals
 
     def rescore_for_new_data(self):
