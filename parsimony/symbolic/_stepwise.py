@@ -52,7 +52,7 @@ from ._expressions import ABS, ADD, CONST, COS, CUBE, DIV, EXP, LOG, MUL, SIN, S
 from ._terms import least_squares_terms, pinball_regression, write_sum
 
 STAGE_ROWS = 1000  # rows the stage works on at most
-MIN_ROWS = 30  # distinct rows the stage needs: its terms' inner constants would fit noise on fewer
+MIN_ROWS = 100  # distinct rows the stage needs: on fewer its sums (inner constants and all) fit noise
 SINGLE_FEATURES = 50  # terms of one feature for this many of the most relevant features
 PAIR_FEATURES = 6  # products and ratios among this many of the most relevant features
 SCREENED = 4  # candidates refitted on the residual and tried exactly per step

@@ -161,8 +161,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         the unary operators of ``operators`` on them with fitted inner constants (``sin(a*x0*x1 + b)``,
         ``(x2 - b)^2``), the outer coefficients exact for the loss; each step's sum enters the
         hall of fame and the populations (a fraction of a second on 1,000 rows and 50 features;
-        at most 1,000 rows are used). "auto" is True on the native engine and False on the Julia
-        engine, which raises for True.
+        at most 1,000 rows are used; none on fewer than 100 distinct rows, where such sums fit
+        noise). "auto" is True on the native engine and False on the Julia engine, which raises
+        for True.
     model_selection : {"cost", "best", "score", "accuracy", "elbow", "sic"}, default="cost"
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best

@@ -90,10 +90,10 @@ def test_outer_coefficients_are_exact(tau):
 
 def test_integer_weights_are_repeated_rows():
     rng = np.random.default_rng(2)
-    X = rng.uniform(size=(120, 3))
-    y = np.exp(X[:, 0]) + 3 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(120)
-    w = rng.integers(0, 4, 120).astype(float)
-    rows = np.repeat(np.arange(120), w.astype(int))
+    X = rng.uniform(size=(200, 3))
+    y = np.exp(X[:, 0]) + 3 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(200)
+    w = rng.integers(0, 4, 200).astype(float)
+    rows = np.repeat(np.arange(200), w.astype(int))
     for loss in (LOSS_PINBALL, LOSS_SQUARED):
         weighted = _models(X, y, w, loss=loss, tau=0.7)
         repeated = _models(X[rows], y[rows], loss=loss, tau=0.7)
@@ -116,6 +116,7 @@ def test_operators_and_maxsize_are_respected():
                 assert int(WEIGHTS[ops].sum()) <= maxsize and len(ops) <= maxsize
                 assert set(ops[ops >= 2].tolist()) <= set(binops.tolist()) | set(unops.tolist())
     assert _models(X, y, operators=("sub", "mul", "sin")) == []  # no add: no sums
+    assert _models(X[:99], y[:99]) == []  # too few rows
     X0, y0 = X.copy(), y.copy()
     _models(X, y)
     np.testing.assert_array_equal(X, X0)
