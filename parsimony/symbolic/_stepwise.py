@@ -109,35 +109,46 @@ def _gain(col, rc, w):
 
 
 @njit(error_model="numpy")
+def _two_columns(u, v, rc, w):
+    """Weighted least squares of the centred ``rc`` on the centred columns ``u`` and ``v``: their
+    coefficients and the gain; (0, 0, -1) when the columns are (nearly) collinear or not finite."""
+    n = u.shape[0]
+    sw, mu, mv = 0.0, 0.0, 0.0
+    for i in range(n):
+        sw += w[i]
+        mu += w[i] * u[i]
+        mv += w[i] * v[i]
+    if not (np.isfinite(mu) and np.isfinite(mv)):
+        return 0.0, 0.0, -1.0
+    mu /= sw
+    mv /= sw
+    suu, svv, suv, sur, svr = 0.0, 0.0, 0.0, 0.0, 0.0
+    for i in range(n):
+        du, dv = u[i] - mu, v[i] - mv
+        suu += w[i] * du * du
+        svv += w[i] * dv * dv
+        suv += w[i] * du * dv
+        sur += w[i] * du * rc[i]
+        svr += w[i] * dv * rc[i]
+    det = suu * svv - suv * suv
+    if not det > 1e-12 * (suu * svv) or not det > 0:
+        return 0.0, 0.0, -1.0
+    bu = (svv * sur - suv * svr) / det
+    bv = (suu * svr - suv * sur) / det
+    return bu, bv, bu * sur + bv * svr
+
+
+@njit(error_model="numpy")
 def _wave_gain(base, a, rc, w, s, c):
     """Gain of the best ``sin(a*base + b)`` on ``rc`` (the pair ``sin(a base)``, ``cos(a base)``) and
     its phase ``b``; (-1, 0) when degenerate."""
-    n = base.shape[0]
-    sw, ms, mc = 0.0, 0.0, 0.0
-    for i in range(n):
+    for i in range(base.shape[0]):
         s[i] = math.sin(a * base[i])
         c[i] = math.cos(a * base[i])
-        sw += w[i]
-        ms += w[i] * s[i]
-        mc += w[i] * c[i]
-    if not (np.isfinite(ms) and np.isfinite(mc)):
+    bs, bc, gain = _two_columns(s, c, rc, w)
+    if not gain > -1.0:
         return -1.0, 0.0
-    ms /= sw
-    mc /= sw
-    sss, scc, ssc, ssr, scr = 0.0, 0.0, 0.0, 0.0, 0.0
-    for i in range(n):
-        ds, dc = s[i] - ms, c[i] - mc
-        sss += w[i] * ds * ds
-        scc += w[i] * dc * dc
-        ssc += w[i] * ds * dc
-        ssr += w[i] * ds * rc[i]
-        scr += w[i] * dc * rc[i]
-    det = sss * scc - ssc * ssc
-    if not det > 1e-12 * (sss * scc) or not det > 0:
-        return -1.0, 0.0
-    bs = (scc * ssr - ssc * scr) / det
-    bc = (sss * scr - ssc * ssr) / det
-    return bs * ssr + bc * scr, math.atan2(bc, bs)
+    return gain, math.atan2(bc, bs)
 
 
 @njit(error_model="numpy")
@@ -210,31 +221,13 @@ def _grid(op, lo, hi, out):
 
 
 @njit(error_model="numpy")
-def _square_shift(base, rc, w):
+def _square_shift(base, rc, w, s):
     """The least-squares shift ``b`` of ``(base + b)^2`` on ``rc`` in closed form (the fit of ``rc``
-    on ``base^2`` and ``base``); NaN when degenerate."""
-    n = base.shape[0]
-    sw, m1, m2 = 0.0, 0.0, 0.0
-    for i in range(n):
-        sw += w[i]
-        m1 += w[i] * base[i]
-        m2 += w[i] * base[i] * base[i]
-    m1 /= sw
-    m2 /= sw
-    s11, s22, s12, s1r, s2r = 0.0, 0.0, 0.0, 0.0, 0.0
-    for i in range(n):
-        d1, d2 = base[i] - m1, base[i] * base[i] - m2
-        s11 += w[i] * d1 * d1
-        s22 += w[i] * d2 * d2
-        s12 += w[i] * d1 * d2
-        s1r += w[i] * d1 * rc[i]
-        s2r += w[i] * d2 * rc[i]
-    det = s11 * s22 - s12 * s12
-    if not det > 1e-12 * (s11 * s22) or not det > 0:
-        return np.nan
-    b1 = (s22 * s1r - s12 * s2r) / det
-    b2 = (s11 * s2r - s12 * s1r) / det
-    if not abs(b2) > 0:
+    on ``base`` and ``base^2``, the latter written into ``s``); NaN when degenerate."""
+    for i in range(base.shape[0]):
+        s[i] = base[i] * base[i]
+    b1, b2, gain = _two_columns(base, s, rc, w)
+    if not (gain > -1.0 and abs(b2) > 0):
         return np.nan
     return b1 / (2.0 * b2)
 
@@ -278,7 +271,7 @@ def _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c, steps):
     if op == LINEAR:
         return op, 1.0, 0.0, _gain(base, rc, w), 1
     if op == SQUARE:
-        b = _square_shift(base, rc, w)
+        b = _square_shift(base, rc, w, s)
         if not np.isfinite(b):
             b = 0.0
         _term_values(base, op, 1.0, b, s)

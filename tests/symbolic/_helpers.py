@@ -55,3 +55,15 @@ def reference_eval(ops, feats, vals, X, return_tame=False):
                 stack.append(binary[op](a, b))
             tame &= np.abs(stack[-1]) <= 1e4
     return (stack[-1], tame) if return_tame else stack[-1]
+
+
+def lp_pinball_optimum(cols, y, w, tau):
+    """min over (a, b) of sum w rho_tau(y - a - cols' b) as an LP (HiGHS) with free (a, b) = (plus - minus)."""
+    from scipy.optimize import linprog
+
+    k, n = cols.shape
+    design = np.c_[np.ones(n), cols.T]
+    p = k + 1
+    cost = np.r_[np.zeros(2 * p), tau * w, (1 - tau) * w]
+    equality = np.c_[design, -design, np.eye(n), -np.eye(n)]
+    return linprog(cost, A_eq=equality, b_eq=y, bounds=[(0, None)] * (2 * p + 2 * n), method="highs").fun

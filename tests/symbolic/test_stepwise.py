@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from scipy.optimize import linprog
 
 from parsimony.losses import LOSS_PINBALL, LOSS_SQUARED
 from parsimony.symbolic import SymbolicQuantileRegressor
@@ -11,6 +10,8 @@ from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, SIN, SQUARE, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
 from parsimony.symbolic._stepwise import stage_models
+
+from ._helpers import lp_pinball_optimum
 
 WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
 
@@ -46,15 +47,6 @@ def test_the_stage_recovers_a_sum_of_a_wave_and_a_square_exactly():
     np.testing.assert_allclose(_predict(exact[0], X_new), _truth(X_new), rtol=1e-6, atol=1e-6)
 
 
-def _lp_optimum(cols, y, w, tau):
-    k, n = cols.shape
-    design = np.c_[np.ones(n), cols.T]
-    p = k + 1
-    cost = np.r_[np.zeros(2 * p), tau * w, (1 - tau) * w]
-    equality = np.c_[design, -design, np.eye(n), -np.eye(n)]
-    return linprog(cost, A_eq=equality, b_eq=y, bounds=[(0, None)] * (2 * p + 2 * n), method="highs").fun
-
-
 def _term_values(model, X):
     """The values of the model's top-level terms, each with its coefficient, the offset left out."""
     import sympy
@@ -81,7 +73,7 @@ def test_outer_coefficients_are_exact(tau):
             r = y - _predict(model, X)
             if loss == LOSS_PINBALL:  # the sum's loss is the LP optimum over its own terms
                 mine = float(np.sum(w * np.where(r >= 0, tau * r, (tau - 1) * r)))
-                assert mine <= _lp_optimum(cols, y, w, tau) * (1 + 1e-6) + 1e-9
+                assert mine <= lp_pinball_optimum(cols, y, w, tau) * (1 + 1e-6) + 1e-9
             else:  # least squares: refitting its terms changes nothing
                 design = np.c_[np.ones(len(y)), cols.T] * np.sqrt(w)[:, None]
                 beta = np.linalg.lstsq(design, y * np.sqrt(w), rcond=None)[0]
