@@ -298,8 +298,8 @@ from parsimony.symbolic import _search
 from parsimony.trees import _driver
 
 rng = np.random.default_rng(0)
-X = rng.normal(size=(60, 3))
-y = X[:, 0] + 0.1 * rng.normal(size=60)
+X = rng.normal(size=(120, 3))  # the additive stage runs from 100 rows
+y = X[:, 0] + 0.1 * rng.normal(size=120)
 planned = {}
 for kernel, args, where in _driver._kernel_steps():
     planned.setdefault(kernel, set()).add(_argument_types(kernel, args))

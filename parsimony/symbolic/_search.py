@@ -29,7 +29,7 @@ from ._front import EngineFit
 from ._optimize import optimize_constants
 from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, Candidates, Front, run_phase
 from ._random import new_state
-from ._stepwise import stage_models
+from ._stepwise import compile_step, stage_models
 
 FREQUENCY_WINDOW = 10_000.0
 
@@ -314,7 +314,7 @@ class _Evolution:
             length = int(out.length[i])
             yield (float(out.loss[i]), int(out.complexity[i]), *(a[i, :length].copy() for a in out[:3]))
 
-    def compile_kernels(self, maxsize):
+    def compile_kernels(self, maxsize, stage=None):
         """Compile (or load from numba's cache) the kernels of the search and of its final front
         before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
         types the search passes them.
@@ -323,7 +323,8 @@ class _Evolution:
         ``evaluate`` predicts), so that the code they share is optimised once. This process
         compiles it; on a cold cache a helper process compiles meanwhile the simplifier and the
         constant optimiser (which ``run_phase`` then links instead of compiling them: the
-        simplifier first, as its typing reaches it before the optimiser), then ``evaluate``."""
+        simplifier first, as its typing reaches it before the optimiser), then the additive stage
+        (``stage``: its ``(binops, unops, weights)``, None when it does not run), then ``evaluate``."""
         data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
@@ -333,6 +334,7 @@ class _Evolution:
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
+                    *([compile_step(*stage, maxsize)] if stage is not None else []),
                     (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
 
     def initialise(self):
@@ -470,7 +472,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     # the time limit is on the search: a step that compiled kernels (a first fit in a fresh
     # process) does not count, or a 4 s limit would end the search after its first iteration
     compiled, step_start, compiling = compiled_kernels(), time.perf_counter(), 0.0
-    run.compile_kernels(settings.maxsize)
+    run.compile_kernels(settings.maxsize, (binops, unops, weights) if settings.additive_stage and not warm else None)
     evaluations = 0 if warm else settings.populations * settings.population_size
     if not warm:
         run.initialise()

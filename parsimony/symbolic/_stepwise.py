@@ -818,3 +818,16 @@ def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relev
                                    np.asarray(binops, dtype=np.int64), np.asarray(unops, dtype=np.int64),
                                    np.asarray(weights, dtype=np.int64), int(maxsize), singles, pairs, *out, length)
     return [tuple(a[k, :length[k]].copy() for a in out) for k in range(count)], int(evals)
+
+
+def compile_step(binops, unops, weights, maxsize):
+    """The stage's kernel with arguments of the types :func:`stage_models` passes it, for
+    :func:`~parsimony._numba.precompile` (a helper step: on a cold cache another core compiles
+    it while the search's kernels compile)."""
+    shape = (MAX_STEPS, maxsize)
+    index = np.zeros(1, dtype=np.int64)
+    args = (np.zeros((1, 1)), np.zeros(1), np.ones(1), 0, 0.5, np.asarray(binops, dtype=np.int64),
+            np.asarray(unops, dtype=np.int64), np.asarray(weights, dtype=np.int64), int(maxsize), index, index,
+            np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape),
+            np.zeros(MAX_STEPS, dtype=np.int64))
+    return additive_models, args, "helper"
