@@ -26,6 +26,7 @@ import socket
 import threading
 import time
 import traceback
+import warnings
 import zlib
 from dataclasses import dataclass
 
@@ -415,9 +416,18 @@ def die_with_parent(parent: int | None = None, interval: float = 1.0) -> None:
 def _execute(pending, total, data, specs, budget, results, n_jobs, scheduler, progress):
     from tqdm.auto import tqdm
 
+    bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
+    with warnings.catch_warnings():
+        # compiling numba kernels grows a joblib worker's memory past loky's leak threshold (300 MB),
+        # so loky replaces the worker between two tasks and warns; no task is lost, so say nothing
+        warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
+        _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar)
+
+
+def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar):
+    """Run the pending tasks on joblib, Dask or in this process, storing each row as it comes."""
     from .._numba import compiled_kernels, restart_eta
 
-    bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
     try:
         if scheduler is not None:
             rows = _dask_rows(list(pending), data, specs, budget, scheduler)
