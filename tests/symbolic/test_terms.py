@@ -1,5 +1,7 @@
 """The additive terms of an expression and their exact loss-optimal coefficients."""
 
+import zlib
+
 import numpy as np
 import pytest
 
@@ -20,8 +22,8 @@ def _pinball(r, w, tau):
 
 @pytest.mark.parametrize("tau", [0.1, 0.5, 0.9])
 @pytest.mark.parametrize("case", ["plain", "ties", "weights", "heavy", "dependent"])
-def test_pinball_regression_reaches_thelp_pinball_optimum(tau, case):
-    rng = np.random.default_rng(abs(hash((tau, case, "terms"))) % 2**32)
+def test_pinball_regression_reaches_the_lp_optimum(tau, case):
+    rng = np.random.default_rng(zlib.crc32(f"{tau} {case}".encode()))
     for _ in range(12):
         n = int(rng.integers(6, 120))
         k = int(rng.integers(1, 6))
