@@ -14,6 +14,14 @@ form (``sin(aB + b)`` is a combination of ``sin(aB)`` and ``cos(aB)``), the shif
 in closed form. A constant is written only where it is needed: ``a = 1`` and ``b = 0`` are
 taken whenever they explain the residual as well (up to ``SNAP``).
 
+Waves have one more kind of base, the *shifted product* ``(x_i + b)*(x_j + c)`` (``sin(pi*u0*u1)``
+of Friedman #1 on standardised features is ``sin(a*(x0 + b)*(x1 + c))``, out of reach of the
+plain product): for every pair of the :data:`PAIR_FEATURES`, the shifts on the features'
+quartiles (minus each) and the frequency on its grid are screened on the target; the
+:data:`SHIFTED_PAIRS` best are refined by Levenberg-Marquardt (the wave's argument is linear in
+``(a, a*c, a*b)``) and kept with a shift only where it is needed (``b = 0`` or ``c = 0`` when that
+fits as well). Backfitting refines a shifted product's shifts on its term's partial residual.
+
 Forward stepwise selection starts from the best constant. Each step screens every candidate by
 its least-squares gain on the current residual per token it adds (:data:`SCREENED` of them, and
 the one of highest gain), refits their inner constants on that residual and adds the one that
@@ -49,6 +57,7 @@ from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._engine import simplify_tree, tree_complexity
 from ._evaluator import unary_scalar
 from ._expressions import ABS, ADD, CONST, COS, CUBE, DIV, EXP, LOG, MUL, SIN, SQRT, SQUARE, VAR
+from ._optimize import _solve_small
 from ._terms import least_squares_terms, pinball_regression, write_sum
 
 STAGE_ROWS = 1000  # rows the stage works on at most
@@ -63,7 +72,9 @@ GOLDEN_STEPS = 24  # golden-section steps of a refit (0.618^24: 1e-5 of the brac
 SCREEN_STEPS = 12  # and of a candidate's first fit, refitted when screened
 BACKFIT_PASSES = 3  # passes of backfitting after each step, at most
 LINEAR = -1  # the op of a term that is its base
-BASE_NODES = 3
+SHIFTED_PAIRS = 3  # pairs whose shifted product (x_i + b)*(x_j + c) is a base of waves
+LM_STEPS = 30  # Levenberg-Marquardt steps refining a shifted product's shifts and frequency
+BASE_NODES = 7  # (x_i + b)*(x_j + c)
 TERM_NODES = BASE_NODES + 5  # a base, a*, +b and g
 
 
@@ -344,13 +355,168 @@ def _refit_inner(base, op, a, b, lo, hi, rc, w, ops_allowed, grid, s, c):
     return op1, a1, b1, g1, evals + GOLDEN_STEPS + 3
 
 
+# ---------------------------------------------------------------------- shifted products
+@njit(error_model="numpy")
+def _shifted_gain(xi, xj, p, rc, w, base, s, c):
+    """Gain of the best ``sin(p[2]*(xi + p[0])*(xj + p[1]) + phase)`` on ``rc`` (its base written
+    into ``base``)."""
+    for r in range(xi.shape[0]):
+        base[r] = (xi[r] + p[0]) * (xj[r] + p[1])
+    return _wave_gain(base, p[2], rc, w, s, c)[0]
+
+
+@njit(error_model="numpy")
+def _quartiles(x):
+    """The minimum, quartiles and maximum of ``x``."""
+    v = np.sort(x)
+    out = np.empty(5)
+    for k in range(5):
+        out[k] = v[(k * (v.shape[0] - 1)) // 4]
+    return out
+
+
+@njit(error_model="numpy")
+def _coarse_shifts(xi, xj, qi, qj, rc, w, grid, base, s, c, p):
+    """The best wave on ``(xi + b)*(xj + c)`` on ``rc`` with ``-b`` and ``-c`` among the quartiles
+    ``qi`` and ``qj`` and the frequency on its grid: writes ``p = (b, c, a)``, returns its gain and
+    the evaluations used."""
+    best = -1.0
+    evals = 0
+    for u in range(qi.shape[0]):
+        for v in range(qj.shape[0]):
+            lo, hi = np.inf, -np.inf
+            for r in range(xi.shape[0]):
+                base[r] = (xi[r] - qi[u]) * (xj[r] - qj[v])
+                lo = min(lo, base[r])
+                hi = max(hi, base[r])
+            m = _grid(SIN, lo, hi, grid)
+            for k in range(m):
+                g = _wave_gain(base, grid[k], rc, w, s, c)[0]
+                if g > best:
+                    best = g
+                    p[0], p[1], p[2] = -qi[u], -qj[v], grid[k]
+            evals += m
+    return best, evals
+
+
+@njit(error_model="numpy")
+def _wave_loss(xi, xj, q, rc, w):
+    """Weighted squared error of ``q[3] sin(t) + q[4] cos(t) + q[5]`` on ``rc``, ``t = q[0] xi xj +
+    q[1] xi + q[2] xj``."""
+    total = 0.0
+    for r in range(xi.shape[0]):
+        t = q[0] * xi[r] * xj[r] + q[1] * xi[r] + q[2] * xj[r]
+        e = rc[r] - q[3] * math.sin(t) - q[4] * math.cos(t) - q[5]
+        total += w[r] * e * e
+    return total if np.isfinite(total) else np.inf
+
+
+@njit(error_model="numpy")
+def _refine_shifts(xi, xj, p, gain, rc, w, base, s, c):
+    """Levenberg-Marquardt refinement of the wave on ``(xi + b)*(xj + c)`` from ``p = (b, c, a)``
+    (its argument ``a xi xj + a c xi + a b xj`` is linear in ``(a, a c, a b)``, amplitudes and
+    offset free), then ``b = 0`` and ``c = 0`` wherever the wave fits as well (up to
+    :data:`SNAP`); updates ``p``, returns the gain and the evaluations used."""
+    n = xi.shape[0]
+    _shifted_gain(xi, xj, p, rc, w, base, s, c)
+    bs, bc, _ = _two_columns(s, c, rc, w)
+    q = np.array([p[2], p[2] * p[1], p[2] * p[0], bs, bc, 0.0])
+    # the offset of the centred fit
+    sw, m = 0.0, 0.0
+    for r in range(n):
+        sw += w[r]
+        m += w[r] * (rc[r] - bs * s[r] - bc * c[r])
+    q[5] = m / sw
+    loss = _wave_loss(xi, xj, q, rc, w)
+    lam = 1e-3
+    jt = np.empty(6)
+    H = np.empty((6, 6))
+    g = np.empty(6)
+    trial = np.empty(6)
+    rhs = np.empty(6)
+    evals = 1
+    for _it in range(LM_STEPS):
+        H[:] = 0.0
+        g[:] = 0.0
+        for r in range(n):
+            t = q[0] * xi[r] * xj[r] + q[1] * xi[r] + q[2] * xj[r]
+            sn, cs = math.sin(t), math.cos(t)
+            d = q[3] * cs - q[4] * sn
+            jt[0], jt[1], jt[2] = d * xi[r] * xj[r], d * xi[r], d * xj[r]
+            jt[3], jt[4], jt[5] = sn, cs, 1.0
+            e = rc[r] - q[3] * sn - q[4] * cs - q[5]
+            for u in range(6):
+                g[u] += w[r] * jt[u] * e
+                for v in range(u, 6):
+                    H[u, v] += w[r] * jt[u] * jt[v]
+        improved = False
+        for _try in range(8):
+            A = np.empty((6, 6))
+            for u in range(6):
+                for v in range(u, 6):
+                    A[u, v] = H[u, v]
+                    A[v, u] = H[u, v]
+                A[u, u] += lam * (H[u, u] + 1e-300)
+            rhs[:] = g
+            evals += 1
+            if _solve_small(A, rhs, trial):
+                trial += q
+                new = _wave_loss(xi, xj, trial, rc, w)
+                if new < loss:
+                    improved = loss - new > 1e-12 * loss
+                    q[:] = trial
+                    loss = new
+                    lam = max(lam / 3.0, 1e-9)
+                    break
+            lam *= 4.0
+        if not improved:
+            break
+    if q[0] != 0.0 and np.isfinite(q).all():
+        trial_p = np.array([q[2] / q[0], q[1] / q[0], q[0]])
+        g1 = _shifted_gain(xi, xj, trial_p, rc, w, base, s, c)
+        evals += 1
+        if g1 > gain:
+            p[:] = trial_p
+            gain = g1
+    for j in range(2):
+        if p[j] != 0.0:
+            keep = p[j]
+            p[j] = 0.0
+            evals += 1
+            if _shifted_gain(xi, xj, p, rc, w, base, s, c) < gain * (1.0 - SNAP):
+                p[j] = keep
+    return gain, evals
+
+
+@njit(error_model="numpy")
+def _set_shifted(k, i, j, bs, cs, Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi):
+    """Write the base ``(x_i + bs)*(x_j + cs)`` (a shift only where nonzero) as base ``k``, its
+    values and range; returns whether it is usable (finite, not constant)."""
+    m = 0
+    for f, sh in ((i, bs), (j, cs)):
+        b_ops[k, m], b_feats[k, m], b_vals[k, m] = VAR, f, 0.0
+        m += 1
+        if sh != 0.0:
+            b_ops[k, m], b_feats[k, m], b_vals[k, m] = CONST, 0, sh
+            b_ops[k, m + 1], b_feats[k, m + 1], b_vals[k, m + 1] = ADD, 0, 0.0
+            m += 2
+    b_ops[k, m], b_feats[k, m], b_vals[k, m] = MUL, 0, 0.0
+    b_len[k] = m + 1
+    lo[k], hi[k] = np.inf, -np.inf
+    for r in range(Xt.shape[1]):
+        bases[k, r] = (Xt[i, r] + bs) * (Xt[j, r] + cs)
+        lo[k] = min(lo[k], bases[k, r])
+        hi[k] = max(hi[k], bases[k, r])
+    return np.isfinite(lo[k]) and np.isfinite(hi[k]) and hi[k] > lo[k]
+
+
 # ---------------------------------------------------------------------------- writing a term
 @njit
-def _write_term(b_ops, b_feats, b_len, op, a, b, out_ops, out_feats, out_vals, at):
+def _write_term(b_ops, b_feats, b_vals, b_len, op, a, b, out_ops, out_feats, out_vals, at):
     """Append the term ``g(a*base + b)`` (constants only where needed) at ``at``; returns the end."""
     m = at
     for i in range(b_len):
-        out_ops[m], out_feats[m], out_vals[m] = b_ops[i], b_feats[i], 0.0
+        out_ops[m], out_feats[m], out_vals[m] = b_ops[i], b_feats[i], b_vals[i]
         m += 1
     if op == LINEAR:
         return m
@@ -443,23 +609,24 @@ def _partial(r, cols, coef, replace, k, w, out):
 
 
 @njit
-def _covers(kb, kt, b_feats, b_len):
-    """Whether the features of base ``kt`` are among those of base ``kb``."""
+def _covers(kb, kt, b_pair, b_len):
+    """Whether the features of base ``kt`` are among those of base ``kb`` (``b_pair``: each base's
+    features)."""
     for j in range(1 if b_len[kt] == 1 else 2):
-        f = b_feats[kt, j]
-        if f != b_feats[kb, 0] and not (b_len[kb] > 1 and f == b_feats[kb, 1]):
+        f = b_pair[kt, j]
+        if f != b_pair[kb, 0] and not (b_len[kb] > 1 and f == b_pair[kb, 1]):
             return False
     return True
 
 
 @njit
-def _replaced(kb, b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace):
+def _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace):
     """Mark in ``replace`` the terms of the sum (``k`` terms) that a term on the base ``kb``
     replaces: those on its features only; returns the complexity they free."""
     freed = 0
     for t in range(k):
         kt = m_base[t]
-        replace[t] = _covers(kb, kt, b_feats, b_len)
+        replace[t] = _covers(kb, kt, b_pair, b_len)
         if replace[t]:
             freed += _term_complexity(b_ops[kt], b_len[kt], m_op[t], m_a[t], m_b[t], weights) + per_term
     return freed
@@ -485,14 +652,21 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         return 0, 0
     # ---- bases
     n_pair = pair_features.shape[0]
-    n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1)
+    wave = SIN if allowed[SIN] else (COS if allowed[COS] else -1)
+    n_shifted = min(SHIFTED_PAIRS, n_pair * (n_pair - 1) // 2) if wave >= 0 else 0
+    n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + n_shifted
     b_ops = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
     b_feats = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
+    b_vals = np.zeros((n_bases, BASE_NODES))
+    b_pair = np.zeros((n_bases, 2), dtype=np.int64)  # the features of each base (twice for one)
     b_len = np.zeros(n_bases, dtype=np.int64)
+    shifted = np.zeros(n_bases, dtype=np.bool_)  # a shifted product: a base of waves only
+    shift = np.zeros((n_bases, 2))  # and its shifts
     bases = np.empty((n_bases, n))
     nb = 0
     for j in single_features:
         b_ops[nb, 0], b_feats[nb, 0], b_len[nb] = VAR, j, 1
+        b_pair[nb, 0], b_pair[nb, 1] = j, j
         bases[nb] = Xt[j]
         nb += 1
     for u in range(n_pair):
@@ -504,13 +678,14 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                 first, second = (i, j) if kind < 2 else (j, i)
                 b_ops[nb, 0], b_ops[nb, 1], b_ops[nb, 2] = VAR, VAR, (MUL if kind == 0 else DIV)
                 b_feats[nb, 0], b_feats[nb, 1] = first, second
+                b_pair[nb, 0], b_pair[nb, 1] = first, second
                 b_len[nb] = 3
                 for r in range(n):
                     bases[nb, r] = Xt[first, r] * Xt[second, r] if kind == 0 else Xt[first, r] / Xt[second, r]
                 nb += 1
-    base_ok = np.zeros(nb, dtype=np.bool_)
-    lo = np.empty(nb)
-    hi = np.empty(nb)
+    base_ok = np.zeros(n_bases, dtype=np.bool_)
+    lo = np.empty(n_bases)
+    hi = np.empty(n_bases)
     for k in range(nb):
         lo[k], hi[k] = np.inf, -np.inf
         ok = True
@@ -540,16 +715,53 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
     rc = np.empty(n)
     for i in range(n):
         rc[i] = y[i] - ybar
+    s = np.empty(n)
+    c = np.empty(n)
+    grid = np.empty(16)
+    evals = 0
+    # ---- shifted products (x_i + b)*(x_j + c) as bases of waves: the shifts on the features'
+    # quartiles for every pair, refined for the SHIFTED_PAIRS best; one only where its shifts are
+    # needed (a shift is 0 wherever that fits as well)
+    col0 = np.empty(n)
+    p3 = np.empty(3)
+    if n_shifted > 0:
+        quart = np.empty((n_pair, 5))
+        for u in range(n_pair):
+            quart[u] = _quartiles(Xt[pair_features[u]])
+        n_pairs = n_pair * (n_pair - 1) // 2
+        pair_p = np.empty((n_pairs, 3))
+        pair_g = np.empty(n_pairs)
+        pair_u = np.empty(n_pairs, dtype=np.int64)
+        pair_v = np.empty(n_pairs, dtype=np.int64)
+        z = 0
+        for u in range(n_pair):
+            for v in range(u + 1, n_pair):
+                pair_u[z], pair_v[z] = u, v
+                pair_g[z], used = _coarse_shifts(Xt[pair_features[u]], Xt[pair_features[v]], quart[u], quart[v], rc,
+                                                 w, grid, col0, s, c, pair_p[z])
+                evals += used
+                z += 1
+        for z in np.argsort(-pair_g)[:n_shifted]:
+            if not pair_g[z] > 0:
+                continue
+            u, v = pair_u[z], pair_v[z]
+            i, j = pair_features[u], pair_features[v]
+            gain, used = _refine_shifts(Xt[i], Xt[j], pair_p[z], pair_g[z], rc, w, col0, s, c)
+            evals += used
+            bs, cs = pair_p[z, 0], pair_p[z, 1]
+            if bs == 0.0 and cs == 0.0:
+                continue  # the plain product
+            base_ok[nb] = _set_shifted(nb, i, j, bs, cs, Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi)
+            b_pair[nb, 0], b_pair[nb, 1] = i, j
+            shift[nb, 0], shift[nb, 1] = bs, cs
+            shifted[nb] = True
+            nb += 1
     n_cand = nb * n_ops
     c_base = np.empty(n_cand, dtype=np.int64)
     c_op = np.empty(n_cand, dtype=np.int64)
     c_a = np.empty(n_cand)
     c_b = np.empty(n_cand)
     cols = np.empty((n_cand, n))
-    s = np.empty(n)
-    c = np.empty(n)
-    grid = np.empty(16)
-    evals = 0
     nc = 0
     c_first = np.zeros(nb + 1, dtype=np.int64)  # the candidates of base k: c_first[k] .. c_first[k + 1] - 1
     for k in range(nb):
@@ -557,6 +769,8 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         if not base_ok[k]:
             continue
         for t in range(n_ops):
+            if shifted[k] and term_ops[t] != wave:
+                continue
             op, a, b, gain, used = _fit_inner(bases[k], term_ops[t], lo[k], hi[k], rc, w, allowed, grid, s, c,
                                               SCREEN_STEPS)
             evals += used
@@ -616,17 +830,16 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         # both its features are in the sum (strong heredity)
         present[:] = False
         for t in range(k):
-            present[b_feats[m_base[t], 0]] = True
-            if b_len[m_base[t]] > 1:
-                present[b_feats[m_base[t], 1]] = True
+            present[b_pair[m_base[t], 0]] = True
+            present[b_pair[m_base[t], 1]] = True
         n_scr = 0
         top_q, top_g = -1, 0.0
         for q in range(nc):
             kb = c_base[q]
-            if used_cand[q] or (b_len[kb] > 1 and not (present[b_feats[kb, 0]] and present[b_feats[kb, 1]])):
+            if used_cand[q] or (b_len[kb] > 1 and not (present[b_pair[kb, 0]] and present[b_pair[kb, 1]])):
                 continue
             cost = _term_complexity(b_ops[kb], b_len[kb], c_op[q], c_a[q], c_b[q], weights)
-            freed = _replaced(kb, b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
+            freed = _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
             if cost > budget + freed:
                 continue
             if freed > 0:
@@ -663,7 +876,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         for z in range(n_scr):
             q = scr_idx[z]
             kb = c_base[q]
-            freed = _replaced(kb, b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
+            freed = _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
             target = r
             if freed > 0:
                 _partial(r, m_cols, coef, replace, k, w, rp)
@@ -689,7 +902,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         if best_q < 0:
             break
         used_cand[best_q] = True
-        _replaced(c_base[best_q], b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
+        _replaced(c_base[best_q], b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
         kept = 0
         for t in range(k):
             if not replace[t]:
@@ -710,11 +923,42 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                     continue
                 _residual(m_cols, k, coef, offset, y, w, t, r)
                 kb = m_base[t]
+                if shifted[kb]:  # its shifts and frequency refined on its partial residual
+                    i, j = b_pair[kb, 0], b_pair[kb, 1]
+                    p3[0], p3[1], p3[2] = shift[kb, 0], shift[kb, 1], m_a[t]
+                    g0 = _shifted_gain(Xt[i], Xt[j], p3, r, w, col0, s, c)
+                    g3, used = _refine_shifts(Xt[i], Xt[j], p3, g0, r, w, col0, s, c)
+                    evals += used + 1
+                    if (g3 > g0 * (1.0 + 1e-12) and (p3[0] == 0.0 or shift[kb, 0] != 0.0)
+                            and (p3[1] == 0.0 or shift[kb, 1] != 0.0)):
+                        old_ops, old_feats, old_vals, old_len = b_ops[kb].copy(), b_feats[kb].copy(), b_vals[kb].copy(), b_len[kb]
+                        old_lo, old_hi = lo[kb], hi[kb]
+                        col0[:] = bases[kb]
+                        col[:] = m_cols[t]
+                        _set_shifted(kb, i, j, p3[0], p3[1], Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi)
+                        op, a, b, g, used = _refit_inner(bases[kb], wave, p3[2], 0.0, lo[kb], hi[kb], r, w,
+                                                         allowed, grid, s, c)
+                        evals += used + 1
+                        _term_values(bases[kb], op, a, b, m_cols[t])
+                        new_offset, new_loss = _fit_sum(m_cols[:k], y, w, loss_kind, tau, trial_coef[:k])
+                        if new_loss < loss:
+                            m_op[t], m_a[t], m_b[t] = op, a, b
+                            shift[kb, 0], shift[kb, 1] = p3[0], p3[1]
+                            offset, loss = new_offset, new_loss
+                            coef[:k] = trial_coef[:k]
+                            _residual(m_cols, k, coef, offset, y, w, t, r)
+                        else:
+                            b_ops[kb], b_feats[kb], b_vals[kb], b_len[kb] = old_ops, old_feats, old_vals, old_len
+                            lo[kb], hi[kb] = old_lo, old_hi
+                            bases[kb] = col0
+                            m_cols[t] = col
                 old_cplx = _term_complexity(b_ops[kb], b_len[kb], m_op[t], m_a[t], m_b[t], weights)
                 _term_values(bases[kb], m_op[t], m_a[t], m_b[t], col)
                 best_g = _gain(col, r, w)
                 best_op, best_a, best_b = m_op[t], m_a[t], m_b[t]
                 for z in range(n_ops):
+                    if shifted[kb] and term_ops[z] != wave:
+                        continue
                     op, a, b, g, used = _refit_inner(bases[kb], term_ops[z], m_a[t] if term_ops[z] == m_op[t] else 1.0,
                                                      m_b[t] if term_ops[z] == m_op[t] else 0.0, lo[kb], hi[kb], r, w,
                                                      allowed, grid, s, c)
@@ -763,7 +1007,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                 seen = seen or m_base[z] == kb
             if seen:
                 continue
-            _replaced(kb, b_ops, b_feats, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
+            _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
             _partial(r, m_cols, coef, replace, k, w, rp)
             for q in range(c_first[kb], c_first[kb + 1]):
                 if used_cand[q]:
@@ -779,7 +1023,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         for t in range(k):
             starts[t] = at
             kb = m_base[t]
-            at = _write_term(b_ops[kb], b_feats[kb], b_len[kb], m_op[t], m_a[t], m_b[t], t_ops, t_feats, t_vals, at)
+            at = _write_term(b_ops[kb], b_feats[kb], b_vals[kb], b_len[kb], m_op[t], m_a[t], m_b[t], t_ops, t_feats, t_vals, at)
             ends[t] = at - 1
         written = write_sum(t_ops, t_feats, t_vals, k, starts, ends, coef, offset, w_ops, w_feats, w_vals)
         if written < 0:

@@ -144,3 +144,40 @@ def test_the_sums_written_never_exceed_the_room_given():
         assert count <= room
         counts.append(count)
     assert counts[0] == 2 < counts[1]  # the path is longer than the room of 2: it stops there
+
+
+def test_the_stage_recovers_a_wave_of_a_shifted_product():
+    # Friedman #1's sin(pi*u0*u1) on standardised features: sin(a*(x0 + b)*(x1 + c)), which a wave of
+    # the plain product x0*x1 cannot express
+    rng = np.random.default_rng(6)
+    U = rng.uniform(size=(500, 5))
+    X = (U - 0.5) / np.sqrt(1 / 12)
+    y = 10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 10 * U[:, 3]
+    models = _models(X, y)
+    exact = [m for m in models if np.max(np.abs(_predict(m, X) - y)) < 1e-4 * np.abs(y).max()]
+    assert exact, "no model of the stage reproduces the targets"
+    ops, _, vals = exact[0]
+    assert SIN in ops and int(WEIGHTS[ops].sum()) <= 20
+    shifts = np.sort(vals[ops == 0])  # the constants: shifts, frequency, coefficients, offset
+    assert np.sum(np.isclose(shifts, np.sqrt(3), rtol=1e-3)) == 2  # u = x/sqrt(12) + 1/2: shifts sqrt(3)
+    U_new = rng.uniform(size=(200, 5))
+    np.testing.assert_allclose(_predict(exact[0], (U_new - 0.5) / np.sqrt(1 / 12)),
+                               10 * np.sin(np.pi * U_new[:, 0] * U_new[:, 1]) + 10 * U_new[:, 3], rtol=1e-4, atol=1e-4)
+
+
+def test_a_wave_of_a_plain_product_gets_no_shifts():
+    import sympy
+
+    from parsimony.symbolic._expressions import to_sympy
+
+    rng = np.random.default_rng(7)
+    X = rng.uniform(size=(500, 4))
+    y = 2.0 * np.sin(3.0 * X[:, 0] * X[:, 1]) + X[:, 2] + 0.05 * rng.standard_normal(500)
+    symbols = sympy.symbols("x0:4")
+    waves = 0
+    for ops, feats, vals in _models(X, y):
+        for wave in to_sympy(ops, feats, vals, len(ops), symbols).atoms(sympy.sin):
+            waves += 1  # sin(a*x0*x1 + b): no term of x0 or x1 alone inside
+            terms = sympy.Add.make_args(sympy.expand(wave.args[0]))
+            assert {t.as_independent(*symbols)[1] for t in terms} <= {1, symbols[0] * symbols[1]}, wave
+    assert waves
