@@ -24,6 +24,7 @@ from ._optimize import optimize_constants
 from ._scaling import pinball_line
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
+POLISH_ROWS = 10_000  # past this many rows, the constants are polished on every k-th row (losses on all rows)
 PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT = range(3)  # what run_phase does
 
 # records (named tuples: numba passes them to kernels, fields by name)
@@ -44,19 +45,41 @@ Front = namedtuple("Front", [
     "settings",              # KernelSettings of the free offset (no parsimony: any gain counts)
     "spare",                 # (ops, feats, vals) of maxsize + 2 nodes: the simplifier's output
     "resid",                 # (rows,) residuals of the free offset
+    "sub",                   # Data the constants are polished on: the data, or every k-th row past POLISH_ROWS
+    "sub_ws",                # the evaluator's workspace of ``sub``
     "out",                   # Candidates: what the call writes
 ])
 Front.__doc__ = "The final front's working record: the entry the caller offers, and the buffers of its candidates."
 
 
 @njit
-def _polish(ops, feats, vals, loss, data, ws, state, spare):
-    """Optimise the constants thoroughly (in place), then simplify (into ``spare``, three arrays
-    of ``ops.shape[0]`` nodes or more) when that does not cost accuracy; returns ``(ops, feats,
-    vals, loss)``."""
+def _polish(ops, feats, vals, loss, data, ws, state, front, weights):
+    """Optimise the constants thoroughly (in place), then simplify (into ``front.spare``, three
+    arrays of ``ops.shape[0]`` nodes or more) when that does not cost accuracy; returns ``(ops,
+    feats, vals, loss)``, ``loss`` on ``data`` as the input ``loss``.
+
+    The constants are optimised on ``front.sub``; when it is a subsample of ``data``, the result
+    is kept only when its loss on ``data`` is no higher, then its offset (and scale) constants
+    get their loss-optimal values on ``data`` (:func:`free_offset`, no node added), so that an
+    expression with an offset stays calibrated on all rows."""
     length = ops.shape[0]
-    loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, POLISH_EVALUATIONS, POLISH_RESTARTS)
-    s_ops, s_feats, s_vals = spare
+    sub, sub_ws = front.sub, front.sub_ws
+    if sub.y.shape[0] == data.y.shape[0]:
+        loss = optimize_constants(ops, feats, vals, length, data, ws, state, loss, POLISH_EVALUATIONS,
+                                  POLISH_RESTARTS)
+    else:
+        before = vals.copy()
+        optimize_constants(ops, feats, vals, length, sub, sub_ws, state, tree_loss(ops, feats, vals, length, sub, sub_ws),
+                           POLISH_EVALUATIONS, POLISH_RESTARTS)
+        polished = tree_loss(ops, feats, vals, length, data, ws)  # leaves its values in ws for free_offset
+        if polished <= loss:
+            loss = polished
+        else:  # the subsample's optimum is worse on all rows
+            vals[:] = before
+            tree_loss(ops, feats, vals, length, data, ws)
+        loss = free_offset((ops, feats, vals), length, loss, 0, length, data, ws, front.resid, weights,
+                           front.settings)[1]
+    s_ops, s_feats, s_vals = front.spare
     new_length = simplify_tree(ops, feats, vals, length, s_ops, s_feats, s_vals)
     if new_length < length:
         so, sf, sv = s_ops[:new_length].copy(), s_feats[:new_length].copy(), s_vals[:new_length].copy()
@@ -96,18 +119,18 @@ def front_candidates(front, data, ws, weights):
     exact loss-optimal line ``a + b f`` (:func:`~parsimony.symbolic._scaling.pinball_line`)
     polished, when within ``settings.maxsize`` and finite; its loss-optimal offset
     (:func:`~parsimony.symbolic._engine.free_offset`, with ``front.settings``) polished, when that
-    lowers the loss. Without ``polish``, the one candidate is the expression as it is, with its
+    lowers the loss. Every loss is on ``data`` (the constants may be polished on a subsample of
+    it, ``front.sub``). Without ``polish``, the one candidate is the expression as it is, with its
     loss computed. They are written into ``front.out``; returns their number.
     """
     n = front.length[0]
     ops, feats, vals = front.ops[:n], front.feats[:n], front.vals[:n]
     out, settings, state = front.out, front.settings, front.state
-    spare = front.spare
     Xt, y, w, loss_kind, tau = data.Xt, data.y, data.w, data.loss_kind, data.tau
     if not front.polish[0]:
         _record(out, 0, ops, feats, vals, tree_loss(ops, feats, vals, n, data, ws), weights)
         return 1
-    ops, feats, vals, loss = _polish(ops, feats, vals, front.loss[0], data, ws, state, spare)
+    ops, feats, vals, loss = _polish(ops, feats, vals, front.loss[0], data, ws, state, front, weights)
     _record(out, 0, ops, feats, vals, loss, weights)
     if not np.isfinite(loss):
         return 1
@@ -124,7 +147,7 @@ def front_candidates(front, data, ws, weights):
             vals2[n], vals2[n + 2] = b, a
             scaled_loss = tree_loss(ops2, feats2, vals2, n + 4, data, ws)
             if np.isfinite(scaled_loss):
-                ops2, feats2, vals2, scaled_loss = _polish(ops2, feats2, vals2, scaled_loss, data, ws, state, spare)
+                ops2, feats2, vals2, scaled_loss = _polish(ops2, feats2, vals2, scaled_loss, data, ws, state, front, weights)
                 _record(out, k, ops2, feats2, vals2, scaled_loss, weights)
                 k += 1
     ops2, feats2, vals2 = _extended(ops, feats, vals, 2)
@@ -133,7 +156,7 @@ def front_candidates(front, data, ws, weights):
                                front.resid, weights, settings)
     if loss2 < loss:
         ops3, feats3, vals3, loss3 = _polish(ops2[:n2].copy(), feats2[:n2].copy(), vals2[:n2].copy(), loss2, data, ws,
-                                             state, spare)
+                                             state, front, weights)
         _record(out, k, ops3, feats3, vals3, loss3, weights)
         k += 1
     return k

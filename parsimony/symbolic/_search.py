@@ -27,7 +27,7 @@ from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit
 from ._optimize import optimize_constants
-from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, Candidates, Front, run_phase
+from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, POLISH_ROWS, Candidates, Front, run_phase
 from ._random import new_state
 from ._stepwise import compile_step, stage_models
 
@@ -269,6 +269,20 @@ class _Batches:
         cand.loss[:] = np.inf
 
 
+def _polish_rows(data, ws, max_length, max_rows=POLISH_ROWS):
+    """The data the final front's constants are polished on, and its workspace: ``(data, ws)``
+    up to ``max_rows`` rows, else every k-th row of positive weight, at most ``max_rows``
+    (deterministic: the same rows at any seed or ``n_jobs``)."""
+    n = data.y.shape[0]
+    if n <= max_rows:
+        return data, ws
+    rows = np.flatnonzero(data.w > 0)
+    rows = rows[::max(1, math.ceil(rows.size / max_rows))]
+    sub = make_data(np.ascontiguousarray(data.Xt[:, rows]), data.y[rows].copy(), data.w[rows].copy(), data.loss_kind,
+                    data.tau)
+    return sub, make_workspace(max_length, rows.size)
+
+
 class _Evolution:
     """One run of the search over a :class:`SearchState`: what stays fixed (data, the kernels'
     :data:`~parsimony.symbolic._engine.Search`, workspaces, the final front's record) and the
@@ -287,12 +301,13 @@ class _Evolution:
         self.maxsize = settings.maxsize
         # the final front's record (run_phase, PHASE_FRONT); its candidates: an entry and the line a + b f around it
         entry, cap = state.hall_of_fame.ops.shape[-1], state.hall_of_fame.ops.shape[-1] + 4
+        sub, sub_ws = _polish_rows(data, self.full_ws, max_length)
         self.front = Front(
             np.empty(entry, dtype=np.int64), np.empty(entry, dtype=np.int64), np.empty(entry),
             np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1, dtype=bool), new_state(0),
             kernel_settings(self.maxsize, search.settings.baseline),  # no parsimony: offer any gain
             tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64)), np.empty(n),
-            Candidates(np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
+            sub, sub_ws, Candidates(np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
                        np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64)))
         # each population's kernel record, built once (views of the state's arrays, changed in place);
         # its candidates go to the hall of fame, or to the batch candidates when batching

@@ -385,3 +385,60 @@ def test_batching_is_reproducible_and_scores_on_all_rows():
                                                              abs=1e-12)
     with pytest.raises(ValueError, match="batch_size"):
         SymbolicQuantileRegressor(batch_size=4, **{**TINY, "random_state": 0}).fit(X, y)
+
+
+def test_polish_rows_are_every_kth_weighted_row_past_the_threshold():
+    from parsimony.symbolic._evaluator import make_data, make_workspace
+    from parsimony.symbolic._polish import POLISH_ROWS
+    from parsimony.symbolic._search import _polish_rows
+
+    small = make_data(np.zeros((2, POLISH_ROWS)), np.zeros(POLISH_ROWS), np.ones(POLISH_ROWS), 0, 0.5)
+    ws = make_workspace(5, POLISH_ROWS)
+    assert _polish_rows(small, ws, 5) == (small, ws)  # up to the threshold: the data itself
+    n = 3 * POLISH_ROWS + 7
+    w = np.ones(n)
+    w[::2] = 0.0
+    big = make_data(np.tile(np.arange(n, dtype=float), (2, 1)), np.arange(n, dtype=float), w, 0, 0.5)
+    sub, sub_ws = _polish_rows(big, make_workspace(5, n), 5)
+    rows = sub.y.astype(int)
+    assert 0 < rows.size <= POLISH_ROWS and np.all(w[rows] > 0) and sub_ws.buf.shape[1] == rows.size
+    assert np.unique(np.diff(rows)).size == 1 and rows[0] == 1  # every k-th row of positive weight
+    np.testing.assert_array_equal(sub.Xt, big.Xt[:, rows])
+
+
+def test_front_losses_are_exact_on_all_rows_past_the_polish_threshold():
+    """Above POLISH_ROWS the front's constants are polished on a subsample, yet every row's loss
+    is the weighted pinball loss of its expression on all rows, an offset is loss-optimal on all
+    rows (the weighted shares of rows above and below within 1 - tau and tau), and the fit stays
+    reproducible."""
+    from parsimony.symbolic import _expressions as E
+    from parsimony.symbolic._polish import POLISH_ROWS
+
+    from ._helpers import reference_eval
+
+    n, tau = 2 * POLISH_ROWS + 500, 0.7
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(n, 3))
+    y = 1.7 * X[:, 0] * X[:, 1] + 0.4 * X[:, 2] + 0.3 + 0.5 * rng.normal(size=n)
+    w = rng.integers(0, 3, size=n).astype(float)
+
+    def fit(n_jobs):
+        model = SymbolicQuantileRegressor(quantile=tau, random_state=4, n_jobs=n_jobs, **TINY)
+        return model.fit(X, y, sample_weight=w)
+
+    model = fit(1)
+    front = model._fronts[0]
+    assert len(front) > 2
+    offsets = 0
+    for row in front:
+        r = y - reference_eval(row["ops"], row["feats"], row["vals"], X)
+        expected = np.sum(w * np.where(r >= 0, tau * r, (tau - 1) * r)) / w.sum()
+        assert row["loss"] == pytest.approx(expected, rel=1e-9)
+        if row["ops"][-1] == E.ADD and row["ops"][-2] == E.CONST:  # an offset: loss-optimal on all rows
+            slack = 2 * w.max() / w.sum()
+            assert w[r > 0].sum() / w.sum() <= 1 - tau + slack and w[r < 0].sum() / w.sum() <= tau + slack
+            offsets += 1
+    assert offsets > 0
+    again = fit(2)
+    for a, b in zip(front, again._fronts[0], strict=True):
+        assert a["loss"] == b["loss"] and a["vals"].tolist() == b["vals"].tolist()
