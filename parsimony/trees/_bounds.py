@@ -3,7 +3,7 @@ equivalent-points bound."""
 
 from __future__ import annotations
 
-from .._loss_kernels import loss_of_scalar, lower_quantile_position
+from .._loss_kernels import lower_quantile_position, pointwise_loss
 from .._numba import njit
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._kmeans import cluster_costs
@@ -36,9 +36,9 @@ def _class_totals(problem, words, members):
 
 
 @njit
-def leaf_loss(problem, words, members, values, weights, cum):
-    """Normalised loss of one leaf holding the classes of ``words`` (the arrays are work buffers:
-    plain arrays, not the buffers record, which would cost a reference count per array and call).
+def leaf_loss(problem, words, members, values, cum):
+    """Normalised loss of one leaf holding the classes of ``words`` (``values`` and ``cum`` are work
+    buffers: plain arrays, not the buffers record, which would cost a reference count per array and call).
 
     Squared loss: weighted sum of squares about the weighted mean from the per-class sums of the
     scaled targets. Absolute loss: weighted absolute deviations about the weighted median, from
@@ -49,29 +49,32 @@ def leaf_loss(problem, words, members, values, weights, cum):
         _, w, s, q = _class_totals(problem, words, members)
         return _cell_loss(w, s, q)
     tau = problem.tau if problem.loss_kind == LOSS_PINBALL else 0.5  # the absolute loss: the median
-    return _quantile_leaf(words, problem.row_class, problem.row_y, problem.row_w, problem.loss_kind, tau, values,
-                          weights, cum)
+    return _quantile_leaf(words, problem.row_class, problem.row_y, problem.row_w, problem.loss_kind, tau, values, cum)
 
 
 @njit
-def _quantile_leaf(words, row_class, row_y, row_w, loss_kind, tau, values, weights, cum):
+def _quantile_leaf(words, row_class, row_y, row_w, loss_kind, tau, values, cum):
     """Weighted absolute or pinball loss of the rows of ``words`` about their lower weighted ``tau``-quantile.
 
-    The rows (sorted by target) are gathered into ``values`` and ``weights``, their cumulative
-    weights into ``cum`` (one longer), for the package's one quantile kernel.
+    The rows' targets (sorted) are gathered into ``values`` and their cumulative weights into
+    ``cum`` (one longer), for the package's one quantile kernel; the loss sums over the rows in
+    the same order.
     """
     n = 0
     cum[0] = 0.0
     for r in range(row_y.shape[0]):
         if _row_in(words, row_class[r]):
             values[n] = row_y[r]
-            weights[n] = row_w[r]
             cum[n + 1] = cum[n] + row_w[r]
             n += 1
     if cum[n] <= 0.0:
         return 0.0
     q = values[lower_quantile_position(cum, 0, n, tau)]
-    return loss_of_scalar(q, values[:n], weights[:n], loss_kind, tau)
+    total = 0.0
+    for r in range(row_y.shape[0]):
+        if _row_in(words, row_class[r]):
+            total += row_w[r] * pointwise_loss(row_y[r] - q, loss_kind, tau)
+    return total
 
 
 @njit

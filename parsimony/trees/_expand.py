@@ -233,8 +233,8 @@ def _candidates(problem, memo, words, dc, limit, buffers, pairs, pair_within, ke
             else:
                 _split_child(words, fbits, j, 0, child)
                 _split_child(words, fbits, j, 1, other)
-                pair = (leaf_loss(problem, child, buffers.members, buffers.buf_v, buffers.buf_w, buffers.buf_cum)
-                        + leaf_loss(problem, other, buffers.members, buffers.buf_v, buffers.buf_w, buffers.buf_cum))
+                pair = (leaf_loss(problem, child, buffers.members, buffers.buf_v, buffers.buf_w)
+                        + leaf_loss(problem, other, buffers.members, buffers.buf_v, buffers.buf_w))
             cand_feature[nf] = j
             cand_key[nf] = pair + 2.0 * lam
             cand_known[nf] = 1
@@ -307,7 +307,7 @@ def _expand(problem, memo, frames, f, s, buffers):
     words = frames.words[f]
     d = frames.depth[f]
     dc = d if problem.unlimited else d - 1
-    leaf = leaf_loss(problem, words, buffers.members, buffers.buf_v, buffers.buf_w, buffers.buf_cum) + problem.lam
+    leaf = leaf_loss(problem, words, buffers.members, buffers.buf_v, buffers.buf_w) + problem.lam
     frames.best[f] = leaf
     frames.best_feature[f] = -1
     if leaf <= memo.lower[s] or d == 0:

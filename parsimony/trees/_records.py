@@ -85,7 +85,7 @@ Frames.__doc__ = "The explicit depth-first stack, so a paused search resumes whe
 
 
 Buffers = namedtuple("Buffers", [
-    "members", "buf_w", "buf_v", "buf_cum",                         # class lists, clustering and quantile input
+    "members", "buf_w", "buf_v",                                    # class lists, clustering and quantile input
     "feat_weight", "feat_sum", "feat_sumsq", "feat_within",         # per-feature sums on the 1 side
     "child", "other", "buf_c",                                      # three child bitsets
     "cand_feature", "cand_key", "cand_slot_false", "cand_slot_true",  # candidate splits
@@ -125,7 +125,7 @@ def new_buffers(problem, n_pairs):
     nw = problem.feature_bits.shape[1]
     buf_n = max(n_classes, problem.row_y.shape[0])
     return Buffers(
-        np.empty(n_classes, dtype=np.int64), np.empty(buf_n), np.empty(buf_n), np.empty(buf_n + 1),
+        np.empty(n_classes, dtype=np.int64), np.empty(buf_n + 1), np.empty(buf_n),  # buf_w: also cumulative weights
         np.empty(n_feat), np.empty(n_feat), np.empty(n_feat), np.empty(n_feat),
         np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64), np.empty(nw, dtype=np.uint64),
         np.empty(n_feat, dtype=np.int64), np.empty(n_feat), np.empty(n_feat, dtype=np.int64),
