@@ -396,6 +396,12 @@ def test_operator_aliases_overrides_and_extra_operators():
     assert kwargs["complexity_of_variables"] == 2 and kwargs["complexity_of_constants"] == 3
 
 
+def test_auto_maxsize_maps_to_the_papers_20_on_pysr():
+    # the Julia engine has no additive stage, the only reason for "auto" to exceed the paper's 20
+    assert _pysr.pysr_kwargs(0.5, maxsize="auto")["maxsize"] == 20
+    assert _pysr.pysr_kwargs(0.5, maxsize=30)["maxsize"] == 30
+
+
 def test_estimator_parameters_map_to_pysr():
     kwargs = _pysr.pysr_kwargs(0.5, maxsize=12, niterations=3, populations=4, population_size=20, parsimony=0.01,
                                 model_selection="elbow", time_limit=30, random_state=7, n_jobs=4, progress=False)

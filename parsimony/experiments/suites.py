@@ -36,7 +36,7 @@ class Budget:
         Boosting rounds of LightGBM.
     sr_iterations, sr_populations, sr_population_size, sr_time_limit, sr_maxsize :
         Search of SQR (the paper's Table 9: 40 iterations, 15 populations of 33, maxsize 20; the
-        quick and tiny budgets take the estimator's default maxsize, 30).
+        quick and tiny budgets take the estimator's default maxsize, "auto").
     osrt_regularization, osrt_depth_limit, osrt_thresholds, osrt_time_limit :
         OSRT's lambda, depth limit, binarizer thresholds per feature and time limit.
     ensemble_trees, ensemble_depth :
@@ -51,7 +51,7 @@ class Budget:
     sr_populations: int = 15
     sr_population_size: int = 33
     sr_time_limit: float | None = None
-    sr_maxsize: int = 20
+    sr_maxsize: int | str = 20
     osrt_regularization: float = 0.01
     osrt_depth_limit: int | None = 5
     osrt_thresholds: int = 4
@@ -70,10 +70,10 @@ class Budget:
 BUDGETS = {
     "paper": Budget(),
     "quick": Budget(n_trials=6, tune_time=10.0, inner_cv=3, lgbm_estimators=50, sr_iterations=40, sr_populations=6,
-                    sr_population_size=33, sr_time_limit=10.0, sr_maxsize=30, osrt_regularization=0.02,
+                    sr_population_size=33, sr_time_limit=10.0, sr_maxsize="auto", osrt_regularization=0.02,
                     osrt_depth_limit=3, osrt_thresholds=3, osrt_time_limit=5.0, ensemble_trees=30, ensemble_depth=4),
     "tiny": Budget(n_trials=2, tune_time=5.0, inner_cv=2, lgbm_estimators=10, sr_iterations=2, sr_populations=2,
-                   sr_population_size=12, sr_time_limit=1.0, sr_maxsize=30, osrt_regularization=0.05,
+                   sr_population_size=12, sr_time_limit=1.0, sr_maxsize="auto", osrt_regularization=0.05,
                    osrt_depth_limit=2, osrt_thresholds=2, osrt_time_limit=2.0, ensemble_trees=8, ensemble_depth=3),
 }
 

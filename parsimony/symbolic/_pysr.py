@@ -20,7 +20,7 @@ from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..losses import Pinball
 from ._expressions import BINARY_OPERATORS, from_tokens
 from ._front import EngineFit, pareto_scores
-from ._parameters import SQR_PARAMETERS
+from ._parameters import PAPER_MAXSIZE, SQR_PARAMETERS
 
 
 #: PySRRegressor settings of the SQR paper (Appendix D, Table 9) that SymbolicQuantileRegressor
@@ -85,7 +85,7 @@ PYSR_TABLE9 = {
 
 #: Table 9 values of the parameters SymbolicQuantileRegressor exposes (used when one is None).
 SQR_TABLE9 = {
-    "maxsize": 20,
+    "maxsize": PAPER_MAXSIZE,
     "niterations": 40,
     "populations": 15,
     "population_size": 33,
@@ -108,7 +108,8 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
                 ncycles_per_iteration=None, adaptive_parsimony_scaling=None) -> dict:
     """``PySRRegressor`` keyword arguments for SQR at ``quantile`` (built without importing pysr).
 
-    Parameters mirror ``SymbolicQuantileRegressor``; ``None`` takes the SQR paper's Table 9 value.
+    Parameters mirror ``SymbolicQuantileRegressor``; ``None`` takes the SQR paper's Table 9 value,
+    and so does ``maxsize="auto"`` (the additive stage, for which "auto" makes room, is not PySR's).
     ``loss`` (a :mod:`parsimony.losses` object, default ``Pinball(quantile)``) becomes PySR's
     ``elementwise_loss`` from the loss's own :meth:`~parsimony.losses.Loss.julia_source`;
     ``batch_size`` (rows, or None for all rows) switches on PySR's batching.
@@ -119,6 +120,8 @@ def pysr_kwargs(quantile, *, operators=None, maxsize=None, complexity_of_operato
     ``"elbow"`` or ``"sic"`` asks PySR for ``"best"``; the estimator selects from the converted front itself.
     """
     check_quantile(quantile)
+    if isinstance(maxsize, str) and maxsize == "auto":  # no additive stage on this engine: the paper's
+        maxsize = PAPER_MAXSIZE
     given = {"operators": PAPER_OPERATORS if operators is None else operators, "maxsize": maxsize,
              "complexity_of_operators": complexity_of_operators or {}, "niterations": niterations,
              "populations": populations, "population_size": population_size, "parsimony": parsimony,

@@ -1036,19 +1036,29 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
     return n_models, evals
 
 
-def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relevance):
-    """The additive stage's sums on ``(X, y, w)`` (at most :data:`STAGE_ROWS` rows of positive
-    weight, every k-th, repeated rows merged): terms of one of the :data:`SINGLE_FEATURES`
-    features of highest ``relevance`` (ties: the first), products and ratios among the
-    :data:`PAIR_FEATURES` first; a list of ``(ops, feats, vals)``, simplest first, and the
-    evaluations used."""
+def stage_data(X, y, w):
+    """The rows the additive stage works on: at most :data:`STAGE_ROWS` rows of positive weight
+    (every k-th), repeated rows merged into one row of their summed weight (in sorted order:
+    integer weights and repeated rows give the same sums, ties and all); ``(X, y, w)``."""
     rows = np.flatnonzero(w > 0)
     rows = rows[::math.ceil(rows.size / STAGE_ROWS)] if rows.size > STAGE_ROWS else rows
-    # repeated rows become one row of their summed weight (in sorted order): integer weights and
-    # repeated rows give the same sums, ties and all
     unique, inverse = np.unique(np.c_[X[rows], y[rows]], axis=0, return_inverse=True)
     w = np.bincount(inverse.ravel(), weights=w[rows], minlength=len(unique))
-    X, y = unique[:, :-1], unique[:, -1]
+    return unique[:, :-1], unique[:, -1], w
+
+
+def stage_runs(X, y, w) -> bool:
+    """Whether the additive stage builds sums on ``(X, y, w)``: it needs :data:`MIN_ROWS`
+    distinct rows among :func:`stage_data`'s."""
+    return len(stage_data(X, y, w)[1]) >= MIN_ROWS
+
+
+def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relevance):
+    """The additive stage's sums on ``(X, y, w)`` (on :func:`stage_data`'s rows): terms of one of
+    the :data:`SINGLE_FEATURES` features of highest ``relevance`` (ties: the first), products
+    and ratios among the :data:`PAIR_FEATURES` first; a list of ``(ops, feats, vals)``, simplest
+    first, and the evaluations used (none on fewer than :data:`MIN_ROWS` distinct rows)."""
+    X, y, w = stage_data(X, y, w)
     if len(y) < MIN_ROWS:
         return [], 0
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)

@@ -131,11 +131,14 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     operators : sequence of str, default=the paper's Table 1 set
         Operator names among add sub mul div pow square cube sqrt exp log sin cos abs neg
         (``+ - * / ^`` accepted).
-    maxsize : int, default=30
-        Largest complexity (sum of token weights) of an expression. The SQR paper's 20 leaves no
-        room for additive shapes such as Friedman #1's ``a sin(b x0 x1) + c (x2 - d)^2 + e x3 +
-        f x4 + g`` (28 tokens), which the additive stage builds; the front and the model selection
-        still prefer shorter expressions where they are as accurate.
+    maxsize : int or "auto", default="auto"
+        Largest complexity (sum of token weights) of an expression. "auto" is 30 where the
+        additive stage runs and the SQR paper's 20 elsewhere (fewer than 100 distinct rows, the
+        Julia engine, ``additive_stage=False``): the paper's 20 leaves no room for additive shapes
+        such as Friedman #1's ``a sin(b x0 x1) + c (x2 - d)^2 + e x3 + f x4 + g`` (28 tokens),
+        which the stage builds, while without its sums the extra room only lets evolution fit
+        noise on small data. The front and the model selection still prefer shorter expressions
+        where they are as accurate.
     complexity_of_operators : dict or None, default=None
         Token weights (keys: operator names, ``"feature"``, ``"constant"``); missing keys take
         :data:`parsimony.symbolic.TOKEN_COMPLEXITY` (the paper's Table 1 weights).
@@ -218,13 +221,15 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         Row of ``equations_`` used by ``predict``.
     complexity_ : int
         Complexity of the selected expression (summed over quantile levels).
+    maxsize_ : int
+        The largest complexity searched (``maxsize``, "auto" resolved on the training data).
     status_ : str
         ``"completed"`` or ``"time_limit"`` (the worst over quantile levels).
     n_evaluations_ : int
         Expressions evaluated on the data (all levels).
     """
 
-    def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize=30, complexity_of_operators=None,
+    def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize="auto", complexity_of_operators=None,
                  niterations=40, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
                  adaptive_parsimony_scaling=20.0, feature_relevance="auto", additive_stage="auto",
                  model_selection="cost", max_samples=None, rearrange=False, loss=None, batch_size="auto",
@@ -278,6 +283,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         X, y, w = self._training_data(X, y, sample_weight)
         plan = fit_plan(params, self._engine(), seed_from(self.random_state), self.random_state is not None)
         X, y, w = _subsample(X, y, w, plan)
+        plan.resolve_maxsize(X, y, w)
         warm = self.warm_start and getattr(self, "backend_", None) == plan.engine
         engine = fit_fronts if plan.engine == "julia" else search_fronts
         self._install(X, y, w, plan, engine(X, y, w, plan, previous=self._engine_states if warm else None))
@@ -297,6 +303,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.quantiles_ = plan.quantiles
         self.n_evaluations_ = result.n_evaluations
         self.backend_ = plan.engine
+        self.maxsize_ = plan.settings.maxsize
         self._engine_states = result.states
         self._fronts = result.fronts
         frames = [self._equations_frame(front) for front in result.fronts]

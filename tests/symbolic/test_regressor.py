@@ -277,7 +277,7 @@ def test_bad_parameters(params, message):
     ({"operators": None}, TypeError, r"operators must be a sequence of operator names"),
     ({"complexity_of_operators": [1, 2]}, TypeError, r"complexity_of_operators must be a dict"),
     ({"complexity_of_operators": {"sin": 2.5}}, ValueError, r"complexity_of_operators\['sin'\] must be an integer"),
-    ({"maxsize": 2.5}, TypeError, r"maxsize must be an integer >= 1, got 2.5"),
+    ({"maxsize": 2.5}, TypeError, r"maxsize must be 'auto' or an integer >= 1, got 2.5"),
     ({"batch_size": "big"}, ValueError, r"batch_size must be None or 'auto' or an integer >= 16"),
     ({"loss": "huber"}, ValueError, r"loss must be None or one of 'pinball', 'quantile', 'squared', 'absolute'"),
     ({"progress": "yes"}, TypeError, r"progress must be True or False"),
@@ -442,3 +442,32 @@ def test_front_losses_are_exact_on_all_rows_past_the_polish_threshold():
     again = fit(2)
     for a, b in zip(front, again._fronts[0], strict=True):
         assert a["loss"] == b["loss"] and a["vals"].tolist() == b["vals"].tolist()
+
+
+def _distinct_rows(n_distinct, repeats=1, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(n_distinct, 2))
+    y = X[:, 0] - 2 * X[:, 1] ** 2 + 0.1 * rng.normal(size=n_distinct)
+    return np.repeat(X, repeats, axis=0), np.repeat(y, repeats)
+
+
+@pytest.mark.parametrize("n_distinct, repeats, stage, expected", [
+    (100, 1, "auto", 30),  # the additive stage runs: room for its sums
+    (99, 1, "auto", 20),  # too few distinct rows for the stage: the paper's maxsize
+    (60, 3, "auto", 20),  # 180 rows, 60 distinct: repeated rows are not new evidence
+    (300, 1, False, 20),  # no stage
+])
+def test_auto_maxsize_is_30_only_where_the_additive_stage_runs(n_distinct, repeats, stage, expected):
+    X, y = _distinct_rows(n_distinct, repeats)
+    params = dict(TINY, random_state=0, additive_stage=stage)
+    auto = SymbolicQuantileRegressor(**params).fit(X, y)
+    fixed = SymbolicQuantileRegressor(**params, maxsize=expected).fit(X, y)
+    assert auto.maxsize_ == fixed.maxsize_ == expected
+    assert auto.equations_["equation"].tolist() == fixed.equations_["equation"].tolist()
+    assert SymbolicQuantileRegressor(**params, maxsize=25).fit(X, y).maxsize_ == 25  # an integer is kept
+
+
+def test_auto_maxsize_sees_the_subsample():
+    X, y = _distinct_rows(300)
+    model = SymbolicQuantileRegressor(**TINY, random_state=0, max_samples=80).fit(X, y)
+    assert model.maxsize_ == 20
