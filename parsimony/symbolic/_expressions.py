@@ -170,7 +170,8 @@ def _wrap(text: str, prec: int, needed: int) -> str:
 
 
 def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
-    """sympy expression of a postfix expression (constants rounded to ``precision`` digits)."""
+    """sympy expression of a postfix expression (constants rounded to ``precision`` digits; an
+    integral constant is a sympy ``Integer``, so that ``sqrt(1 - x)`` cancels with the truth)."""
     import sympy
 
     stack = []
@@ -178,7 +179,8 @@ def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
         op = int(ops[k])
         if op == CONST:
             v = float(vals[k])
-            stack.append(sympy.Float(v if precision is None else float(f"{v:.{precision}g}")))
+            v = v if precision is None else float(f"{v:.{precision}g}")
+            stack.append(sympy.Integer(int(v)) if v.is_integer() and abs(v) < 2**53 else sympy.Float(v))
         elif op == VAR:
             stack.append(symbols[int(feats[k])])
         elif ARITY[op] == 1:

@@ -256,6 +256,14 @@ def optimize_constants(ops, feats, vals, length, data, ws, state, current_loss, 
         if ops[i] == CONST:
             positions[k] = i
             k += 1
+    return optimize_at(positions, ops, feats, vals, length, data, ws, state, current_loss, max_evals, n_restarts,
+                       n_irls)
+
+
+@njit(error_model="numpy")
+def optimize_at(positions, ops, feats, vals, length, data, ws, state, current_loss, max_evals, n_restarts, n_irls):
+    """:func:`optimize_constants` on the constants at ``positions`` (nonempty) alone: the others stay."""
+    k = positions.shape[0]
     objective = Objective(positions, ops, feats, vals, length, data, ws)
     best_f = current_loss
     if n_irls > 0 and current_loss < np.inf:

@@ -26,8 +26,10 @@ from ._engine import Grammar, KernelSettings, Population, Search, kernel_setting
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit
-from ._optimize import optimize_constants
-from ._polish import PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, POLISH_ROWS, Candidates, Front, run_phase
+from ._optimize import optimize_at, optimize_constants
+from ._polish import (
+    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, POLISH_EVALUATIONS, POLISH_ROWS, Candidates, Front, run_phase,
+)
 from ._random import new_state
 from ._stepwise import compile_step, stage_models
 
@@ -329,6 +331,33 @@ class _Evolution:
             length = int(out.length[i])
             yield (float(out.loss[i]), int(out.complexity[i]), *(a[i, :length].copy() for a in out[:3]))
 
+    def snap_constants(self, ops, feats, vals, loss, allowance):
+        """``(loss, vals)`` with each constant that may be an integer made one, in turn, while the
+        loss stays within ``allowance`` of its own, the other constants refitted (on at most
+        ``POLISH_ROWS`` rows; on more, as they are). ``1.001`` fitted to noisy data of a law with
+        a 1 in it is the 1; ``0.159`` stays."""
+        n, vals = len(ops), vals.copy()
+        base = tree_loss(ops, feats, vals, n, self.data, self.full_ws)
+        if not np.isfinite(base):
+            return loss, vals
+        free = [int(i) for i in np.flatnonzero(ops == CONST)]
+        refit = self.data.y.shape[0] <= POLISH_ROWS
+        for i in list(free):
+            value = float(np.round(vals[i]))
+            if value == vals[i]:
+                continue
+            trial = vals.copy()
+            trial[i] = value
+            new = tree_loss(ops, feats, trial, n, self.data, self.full_ws)
+            others = np.array([j for j in free if j != i], dtype=np.int64)
+            if refit and others.size and np.isfinite(new):
+                new = optimize_at(others, ops, feats, trial, n, self.data, self.full_ws, new_state(0), new,
+                                  POLISH_EVALUATIONS, 0, 4)
+            if np.isfinite(new) and new <= base + allowance:
+                vals, loss = trial, new
+                free.remove(i)
+        return loss, vals
+
     def compile_kernels(self, maxsize, stage=None):
         """Compile (or load from numba's cache) the kernels of the search and of its final front
         before their first call (:func:`~parsimony._numba.precompile`), with arguments of the
@@ -349,6 +378,8 @@ class _Evolution:
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
+                    (optimize_at, (np.zeros(1, dtype=np.int64), ops, feats, vals, n, data, ws, state, 0.0, 1, 0, 4),
+                     "helper"),
                     *([compile_step(*stage, maxsize)] if stage is not None else []),
                     (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
 
@@ -569,10 +600,15 @@ def _migrate(rng, settings, baseline, pops: Populations, hof: HallsOfFame):
 
 
 FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this fraction
+#: What a constant made an integer may cost, as a fraction of the best constant's loss: 1/16 of the
+#: price of a token in ``model_selection="cost"`` (``regressor.SELECTION_PARSIMONY``).
+SNAP_PRICE = 1e-3
 
 
 def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed, baseline):
-    """Merge the halls of fame, polish every entry's constants, simplify, keep the Pareto front.
+    """Merge the halls of fame, polish every entry's constants, simplify, make integral the
+    constants that may be (:meth:`_Evolution.snap_constants`: at a price of at most
+    :data:`SNAP_PRICE` of the best constant's loss ``baseline``), keep the Pareto front.
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
     the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
@@ -605,6 +641,16 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed
     k = int(weights[CONST])
     if k <= maxsize and np.isfinite(exact) and (k not in best or exact <= best[k][0] * (1 + 1e-12) + 1e-300):
         best[k] = (exact, *const)
+    snapped, best = best, {}
+    for c, (loss, ops, feats, vals) in sorted(snapped.items()):
+        if c != k or len(ops) > 1:  # (the best constant stays exact)
+            new_loss, new_vals = run.snap_constants(ops, feats, vals, loss, SNAP_PRICE * baseline)
+            if not np.array_equal(new_vals, vals):  # x * 1 and x + 0 simplify away
+                out = tuple(np.empty(len(ops), dtype=a.dtype) for a in (ops, feats, vals))
+                m = simplify_tree(ops, feats, new_vals, len(ops), *out)
+                ops, feats, vals = (a[:m].copy() for a in out)
+                loss = new_loss
+        offer(loss, int(weights[ops].sum()), ops, feats, vals)
     return [{"complexity": c, "loss": float(best[c][0]), "ops": best[c][1], "feats": best[c][2], "vals": best[c][3]}
             for c in pareto_complexities({c: entry[0] for c, entry in best.items()}, baseline)]
 

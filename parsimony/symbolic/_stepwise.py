@@ -58,6 +58,7 @@ from ._engine import simplify_tree, tree_complexity
 from ._evaluator import unary_scalar
 from ._expressions import ABS, ADD, CONST, COS, CUBE, DIV, EXP, LOG, MUL, SIN, SQRT, SQUARE, VAR
 from ._optimize import _solve_small
+from ._rational import rational_forms
 from ._terms import least_squares_terms, pinball_regression, write_sum
 
 STAGE_ROWS = 1000  # rows the stage works on at most
@@ -1056,8 +1057,10 @@ def stage_runs(X, y, w) -> bool:
 def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relevance):
     """The additive stage's sums on ``(X, y, w)`` (on :func:`stage_data`'s rows): terms of one of
     the :data:`SINGLE_FEATURES` features of highest ``relevance`` (ties: the first), products
-    and ratios among the :data:`PAIR_FEATURES` first; a list of ``(ops, feats, vals)``, simplest
-    first, and the evaluations used (none on fewer than :data:`MIN_ROWS` distinct rows)."""
+    and ratios among the :data:`PAIR_FEATURES` first; then the rational forms of
+    :func:`~parsimony.symbolic._rational.rational_forms` on the same rows: a list of
+    ``(ops, feats, vals)`` (the sums simplest first) and the evaluations used (none on fewer
+    than :data:`MIN_ROWS` distinct rows)."""
     X, y, w = stage_data(X, y, w)
     if len(y) < MIN_ROWS:
         return [], 0
@@ -1071,7 +1074,8 @@ def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relev
                                    np.ascontiguousarray(w, dtype=np.float64), int(loss_kind), float(tau),
                                    np.asarray(binops, dtype=np.int64), np.asarray(unops, dtype=np.int64),
                                    np.asarray(weights, dtype=np.int64), int(maxsize), singles, pairs, *out, length)
-    return [tuple(a[k, :length[k]].copy() for a in out) for k in range(count)], int(evals)
+    forms, fitted = rational_forms(X, y, w, binops, unops, np.asarray(weights), maxsize, order)
+    return [tuple(a[k, :length[k]].copy() for a in out) for k in range(count)] + forms, int(evals) + fitted
 
 
 def compile_step(binops, unops, weights, maxsize):

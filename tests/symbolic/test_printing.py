@@ -63,7 +63,7 @@ def test_printing_helpers():
     ops, feats, vals = from_tokens([0.123456789, "x0", "mul", 3.0, "x1", "square", "mul", "add", 123456.789, "add"],
                                    n_features=2)
     expr = to_sympy(ops, feats, vals, len(ops), [dose, age])
-    assert str(round_constants(expr, 3)) == "0.123*`dose mg` + 3.0*age**2 + 123000.0"
-    assert sympy.latex(round_constants(expr, 4)) == r"0.1235 \text{dose mg} + 3.0 age^{2} + 123500.0"
+    assert str(round_constants(expr, 3)) == "0.123*`dose mg` + 3*age**2 + 123000.0"  # 3: an Integer
+    assert sympy.latex(round_constants(expr, 4)) == r"0.1235 \text{dose mg} + 3 age^{2} + 123500.0"
     assert str(display_float(1.23456e-7, 3)) == "1.23e-07" and float(display_float(0.1, 3)) == 0.1
     assert sympy.latex(display_float(-2.5e20, 2)) == r"-2.5 \cdot 10^{20}"

@@ -222,12 +222,7 @@ def test_select_equation_cost_weighs_every_row_against_every_other():
     assert select_equation(frame, "cost", baseline=1.0) == 4
     with pytest.raises(ValueError, match="baseline"):
         select_equation(frame, "cost")
-    # a dearer token buys less: at 0.03 a token from complexity 5 to 15 the loss at baseline 1 must fall by 0.3
-    assert select_equation(frame, "cost", baseline=1.0, token_price=0.03) == 2
-    assert select_equation(frame, "cost", baseline=1.0, token_price=0.0) == 4
-    with pytest.raises(ValueError, match="token_price must be a number >= 0"):
-        select_equation(frame, "cost", baseline=1.0, token_price=-0.1)
-    # calibration is worth up to CALIBRATION_TOKENS tokens: the cheapest calibrated row wins when it costs at
+    # calibration is worth up to CALIBRATION_MARGIN: the cheapest calibrated row wins when it costs at
     # most that much more than the cheapest row (complexity 15, cost 1.04 at baseline 1), else not
     frame["coverage"] = [0.5, 0.5, 0.5, 0.5, 0.7]
     assert select_equation(frame, "cost", quantile=0.5, tolerance=0.05, baseline=1.0) == 3  # 1.044 <= 1.04 + 0.064
@@ -237,6 +232,20 @@ def test_select_equation_cost_weighs_every_row_against_every_other():
     assert select_equation(frame, "cost", quantile=0.5, tolerance=0.05, baseline=1.0) == 4  # 4.048 > 1.04 + 0.064
     frame["coverage"] = [0.7] * 5
     assert select_equation(frame, "cost", quantile=0.5, tolerance=0.05, baseline=1.0) == 4
+
+
+def test_select_equation_cost_takes_the_simplest_exact_row_given_the_rows():
+    from parsimony.symbolic.regressor import EXACT_LOSS, ROWS_PER_TOKEN
+
+    frame = pd.DataFrame({"complexity": [1, 5, 17, 20], "loss": [10.0, 0.5, 1e-12, 0.0]})
+    frame["score"] = 0.0
+    # the cost alone prefers complexity 5 (0.05 + 0.08 < 0.272); the row at 17 reproduces the targets
+    assert select_equation(frame, "cost", baseline=10.0) == 1
+    assert select_equation(frame, "cost", baseline=10.0, n_samples=ROWS_PER_TOKEN * 17) == 2
+    # too few rows per token: an interpolation, not a law
+    assert select_equation(frame, "cost", baseline=10.0, n_samples=ROWS_PER_TOKEN * 17 - 1) == 1
+    frame.loc[2, "loss"] = 10.0 * EXACT_LOSS * 2  # not exact: the next exact row (20) is
+    assert select_equation(frame, "cost", baseline=10.0, n_samples=1000) == 3
 
 
 def test_select_equation_sic_buys_complexity_with_rows():

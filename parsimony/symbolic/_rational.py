@@ -1,0 +1,344 @@
+"""The additive stage's rational forms: sparse sums of monomials, under a transform of the target
+and over a denominator, for data a closed formula (nearly) reproduces.
+
+A form is ``T(y) = (c0 + sum_i a_i m_i) / (1 + sum_j b_j h_j)`` where ``T`` is the identity,
+the square, the reciprocal or the log (each where the target allows it), and ``m_i``, ``h_j``
+are *monomials* of the :data:`FEATURES` most relevant features (exponents -2 to 2, at most
+:data:`DEGREE` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``) or squared
+differences ``(x_i - x_j)^2``. Multiplied out, ``T(y) = c0 + sum_i a_i m_i - sum_j b_j T(y) h_j``
+is linear in the coefficients (the linearisation of rational regression), so forward selection
+by least squares finds them: each step adds the column (a monomial or ``T(y)`` times one) that
+lowers the residual most after every coefficient is refitted. Forms of ``y`` such as
+``omega_0/(1 - v/c)``, ``(m1*r1 + m2*r2)/(m1 + m2)`` and ``sqrt((x2 - x1)^2 + (y2 - y1)^2)`` are
+one to four steps. A coefficient within :data:`SNAP` of an integer is taken as the integer.
+
+A step's form is offered to the search (written back as ``T^-1`` of the ratio, within
+``maxsize``) only when it explains at least :data:`MIN_R2` of ``T(y)``'s variance: least
+squares on a transformed target is not the fit's loss, and the search's halls of fame judge the
+forms on the loss; on noisy data none qualifies and the stage's sums are what the search gets.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+
+import numpy as np
+
+from ._expressions import ADD, CONST, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
+
+FEATURES = 6  # monomials over this many of the most relevant features
+DEGREE = 4  # factors of a monomial at most (x^2 counts two), on at most four features
+WIDE_DEGREE = 3  # and on more
+MAX_STEPS = 5  # columns of a form at most
+BEAM = 32  # supports of each size the beam search keeps
+SEARCH_ROWS = 150  # rows the supports are searched on (every k-th; coefficients on all)
+MIN_R2 = 0.999  # share of T(y)'s variance a form explains to be offered
+SNAP = 1e-6  # a coefficient this close (relative) to an integer is the integer
+LINEARISED = 10  # a support is fitted when its linearised residual is at most this times that
+EXACT = 1e-12  # a form whose residual is this share of T(y)'s variance reproduces it: stop
+TRANSFORMS = ("identity", "square", "inverse", "log")
+INVERSE_OP = {"square": SQRT, "log": EXP}  # the unary operator writing T^-1 (inverse: 1/...)
+
+
+@functools.lru_cache(maxsize=None)
+def _monomials(p):
+    """Exponent vectors over ``p`` features: 1 to :data:`DEGREE` factors (:data:`WIDE_DEGREE` on
+    more than four features) on at most 3 features."""
+    out, degree = [], DEGREE if p <= 4 else WIDE_DEGREE
+    for e in itertools.product(range(-2, 3), repeat=p):
+        factors, used = sum(abs(v) for v in e), sum(1 for v in e if v)
+        if 1 <= factors <= degree and used <= 3:
+            out.append(e)
+    return out
+
+
+def _dictionary(X, features):
+    """The candidate columns on ``X`` (rows x features) and their descriptions: ``("m", exps)``
+    for a monomial, ``("d", i, j)`` for ``(x_i - x_j)^2``; non-finite or constant columns dropped."""
+    cols, terms = [], []
+    sub = X[:, features]
+    with np.errstate(all="ignore"):
+        for e in _monomials(len(features)):
+            col = np.prod([sub[:, k] ** float(v) for k, v in enumerate(e) if v], axis=0)
+            cols.append(col)
+            terms.append(("m", tuple(int(features[k]) for k, v in enumerate(e) for _ in range(abs(v)) if v > 0),
+                          tuple(int(features[k]) for k, v in enumerate(e) for _ in range(abs(v)) if v < 0)))
+        for a, b in itertools.combinations(features, 2):
+            cols.append((X[:, a] - X[:, b]) ** 2)
+            terms.append(("d", int(a), int(b)))
+    cols = np.array(cols)
+    ok = np.all(np.isfinite(cols), axis=1) & (np.ptp(cols, axis=1) > 0)
+    return cols[ok], [t for t, k in zip(terms, ok) if k]
+
+
+def _transformed(y, name):
+    """``T(y)``, or None where the target does not allow ``T`` (or it is constant)."""
+    if name == "square":
+        t = y ** 2 if np.all(y > 0) else None
+    elif name == "inverse":
+        t = 1.0 / y if np.all(y > 0) or np.all(y < 0) else None
+    elif name == "log":
+        t = np.log(y) if np.all(y > 0) else None
+    else:
+        t = y
+    return t if t is not None and np.all(np.isfinite(t)) and np.ptp(t) > 0 else None
+
+
+def _beam(G, b, total, beams, allowed):
+    """Beam search over supports (sets of columns) by least squares on the Gram matrix ``G`` of
+    the centred columns and their products ``b`` with the target: from each of the :data:`BEAM`
+    best supports of one size, every ``allowed`` column is scored exactly as its addition; yields
+    ``(support, residual sum of squares)`` for the best of each size up to :data:`MAX_STEPS`."""
+    d = np.diag(G)
+    usable = allowed & (d > 1e-12 * max(d.max(), 1e-300))
+    for size in range(len(beams[0][0]), MAX_STEPS):
+        found = {}
+        for support, rss in beams:
+            S = list(support)
+            if S:
+                cross = G[:, S] @ np.linalg.pinv(G[np.ix_(S, S)])
+                num, den = b - cross @ b[S], d - np.einsum("ij,ij->i", cross, G[:, S])
+            else:
+                num, den = b, d
+            ok = usable & (den > 1e-9 * d)
+            ok[S] = False
+            gain = np.where(ok, num ** 2 / np.where(ok, den, 1.0), -1.0)
+            top = np.argpartition(-gain, BEAM)[:BEAM] if gain.size > BEAM else np.arange(gain.size)
+            for j in top:
+                if gain[j] > 0:
+                    key = tuple(sorted(S + [int(j)]))
+                    found[key] = min(found.get(key, np.inf), rss - gain[j])
+        if not found:
+            return
+        beams = sorted(found.items(), key=lambda item: (item[1], item[0]))[:BEAM]
+        yield from beams
+        if beams[0][1] <= EXACT * total:
+            return
+
+
+def _supports(cols, t, w, k):
+    """Candidate supports for ``t`` among the columns ``cols``, of which those from ``k`` on are a
+    denominator's (``-t`` times a monomial); yields ``(support, residual share)``.
+
+    Two beam searches (:func:`_beam`): over the numerator's columns alone, and over supports
+    with exactly one denominator column, started from the :data:`BEAM` best pairs of a numerator
+    and a denominator column, all scored exactly. Denominators are kept to one column, and kept
+    out of the first search, because ``1 + sum b_j h_j`` of a few columns can nearly vanish on
+    the data, and ``t`` times one column (``y*omega_0``) can explain most of ``t``: either would
+    crowd the beam with fits of the linearisation that are none of the form."""
+    p = w / w.sum()
+    sw = np.sqrt(p)
+    A = (cols - (cols @ p)[:, None]) * sw
+    r = (t - t @ p) * sw
+    total = r @ r
+    G, b = A @ A.T, A @ r
+    numerator = np.arange(len(b)) < k
+    for support, rss in _beam(G, b, total, [((), total)], numerator):
+        yield list(support), max(rss, 0.0) / total
+    # pairs (i, j), i a numerator column and j a denominator's: the residual after both
+    d = np.diag(G)
+    Gn, Gd, Gx = d[:k, None], d[None, k:], G[:k, k:]
+    bn, bd = b[:k, None], b[None, k:]
+    det = Gn * Gd - Gx ** 2
+    with np.errstate(all="ignore"):
+        gain = np.where(det > 1e-9 * Gn * Gd, (bn ** 2 * Gd - 2 * bn * bd * Gx + bd ** 2 * Gn) / det, -1.0)
+    flat = gain.ravel()
+    best = np.argpartition(-flat, BEAM)[:BEAM] if flat.size > BEAM else np.arange(flat.size)
+    pairs = [((int(i), int(j) + k), total - flat[f]) for f in best for i, j in [np.unravel_index(f, gain.shape)]
+             if flat[f] > 0]
+    if not pairs:
+        return
+    pairs.sort(key=lambda item: (item[1], item[0]))
+    for support, rss in pairs:
+        yield list(support), max(rss, 0.0) / total
+    for support, rss in _beam(G, b, total, pairs, numerator):
+        yield list(support), max(rss, 0.0) / total
+
+
+def _fit(cols, t, w, support, k):
+    """The weighted least-squares coefficients and intercept of ``t`` on the columns ``support``
+    (those from ``k`` on are ``-t`` times a denominator's term), each within :data:`SNAP` of an
+    integer taken as the integer; and the share of ``t``'s variance the form leaves (measured on
+    the form, not on its linearisation, whose residual is also small where the denominator
+    nearly vanishes)."""
+    p = w / w.sum()
+    sw = np.sqrt(p)
+    design = cols[support]
+    mean = design @ p
+    coefs = np.linalg.lstsq(((design - mean[:, None]) * sw).T, (t - t @ p) * sw, rcond=None)[0]
+    coefs = np.where(np.abs(coefs - np.round(coefs)) <= SNAP * np.maximum(1.0, np.abs(coefs)), np.round(coefs), coefs)
+    intercept = float(t @ p - coefs @ mean)
+    scale = np.sqrt(np.sum(p * (t - t @ p) ** 2))
+    if abs(intercept - round(intercept)) <= SNAP * max(1.0, abs(intercept), scale):
+        intercept = float(round(intercept))
+    num, den = np.array(support) < k, np.array(support) >= k
+    with np.errstate(all="ignore"):
+        fitted = (intercept + coefs[num] @ design[num]) / (1.0 - coefs[den] @ design[den] / t)
+        share = float(np.sum(p * (t - fitted) ** 2) / scale ** 2)
+    return coefs, intercept, share if np.isfinite(share) else np.inf
+
+
+class _Writer:
+    """Postfix ``(ops, feats, vals)`` lists of the forms, in the search's operators."""
+
+    def __init__(self, binops, unops):
+        self.binops, self.unops = set(int(o) for o in binops), set(int(o) for o in unops)
+        self.ops, self.feats, self.vals = [], [], []
+
+    def node(self, op, feat=0, val=0.0):
+        self.ops.append(op), self.feats.append(feat), self.vals.append(val)
+
+    def power(self, factors):
+        """The product of the features ``factors`` (a repeated one squared where possible)."""
+        for k, f in enumerate(sorted(set(factors))):
+            n = factors.count(f)
+            self.node(VAR, f)
+            if n == 2 and SQUARE in self.unops:
+                self.node(SQUARE)
+            else:
+                for _ in range(n - 1):
+                    self.node(VAR, f), self.node(MUL)
+            if k > 0:
+                self.node(MUL)
+
+    def term(self, term, coef):
+        """``coef * term`` (no factor when it is 1)."""
+        if term[0] == "d":
+            self.node(VAR, term[1]), self.node(VAR, term[2]), self.node(SUB), self.node(SQUARE)
+            if coef != 1.0:
+                self.node(CONST, 0, coef), self.node(MUL)
+            return
+        num, den = list(term[1]), list(term[2])
+        if num:
+            self.power(num)
+            if coef != 1.0:
+                self.node(CONST, 0, coef), self.node(MUL)
+        else:
+            self.node(CONST, 0, coef)
+        if den:
+            self.power(den)
+            self.node(DIV)
+
+    def sum(self, terms, coefs, constant):
+        """``constant + sum coefs*terms``, a positive item first and the others added or subtracted."""
+        items = [(c, t) for c, t in zip(coefs, terms) if c != 0.0]
+        if constant != 0.0 or not items:
+            items.append((constant, None))
+        items.sort(key=lambda item: item[0] < 0)  # (stable) positives first
+        for k, (c, t) in enumerate(items):
+            c = c if k == 0 else abs(c)
+            if t is None:
+                self.node(CONST, 0, c)
+            else:
+                self.term(t, c)
+            if k > 0:
+                self.node(SUB if items[k][0] < 0 else ADD)
+
+    def form(self, transform, num, num_coefs, constant, den, den_coefs, factor=None):
+        """``T^-1((constant + sum num_coefs*num) / (1 + sum den_coefs*den))``; with a ``factor``
+        (a monomial, square transform only) ``factor * sqrt(...)``, or ``factor*sqrt(constant) /
+        sqrt(1 + ...)`` when the numerator is the constant alone."""
+        self.ops, self.feats, self.vals = [], [], []
+        if factor is not None and not num:
+            self.term(factor, float(np.sqrt(constant)))
+            self.sum(den, den_coefs, 1.0)
+            self.node(SQRT), self.node(DIV)
+        else:
+            if factor is not None:
+                self.term(factor, 1.0)
+            if transform == "inverse":
+                self.node(CONST, 0, 1.0)
+            self.sum(num, num_coefs, constant)
+            if den:
+                self.sum(den, den_coefs, 1.0)
+                self.node(DIV)
+            if transform == "inverse":
+                self.node(DIV)
+            elif transform in INVERSE_OP:
+                self.node(INVERSE_OP[transform])
+            if factor is not None:
+                self.node(MUL)
+        return (np.array(self.ops, dtype=np.int64), np.array(self.feats, dtype=np.int64),
+                np.array(self.vals, dtype=np.float64))
+
+
+def _exponents(term):
+    counts = {}
+    for f in term[1]:
+        counts[f] = counts.get(f, 0) + 1
+    for f in term[2]:
+        counts[f] = counts.get(f, 0) - 1
+    return counts
+
+
+def _term(exponents):
+    return ("m", tuple(sorted(f for f, e in exponents.items() for _ in range(max(e, 0)))),
+            tuple(sorted(f for f, e in exponents.items() for _ in range(max(-e, 0)))))
+
+
+def _root_factor(num, constant, X):
+    """Under the square transform, the monomial ``P`` whose square divides every numerator term
+    (``sqrt(P^2 * S) = P * sqrt(S)``, ``P`` positive on ``X``), the terms divided by ``P^2`` and
+    the constant they leave; None when there is no such ``P``."""
+    if not num or constant != 0.0 or any(term[0] != "m" for term, _ in num):
+        return None
+    powers = [_exponents(term) for term, _ in num]
+    pulled = {}
+    for f in set().union(*powers):
+        e = [p.get(f, 0) for p in powers]
+        if min(e) >= 2 or max(e) <= -2:
+            pulled[f] = int(np.sign(e[0])) * (min(abs(v) for v in e) // 2)
+    if not pulled or not all(np.all(X[:, f] > 0) for f in pulled):
+        return None
+    rest, inner = [], 0.0
+    for p, (_, c) in zip(powers, num):
+        term = _term({f: p.get(f, 0) - 2 * pulled.get(f, 0) for f in set(p) | set(pulled)})
+        if term == ("m", (), ()):
+            inner += c
+        else:
+            rest.append((term, c))
+    return _term(pulled), rest, inner
+
+
+def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
+    """The forms of ``y`` on ``(X, w)`` that explain at least :data:`MIN_R2` of ``T(y)``'s
+    variance, within ``maxsize``, over the :data:`FEATURES` first features of ``order``; a list
+    of ``(ops, feats, vals)`` and the number of forms fitted."""
+    features = np.sort(np.asarray(order[:FEATURES], dtype=np.int64))
+    cols, terms = _dictionary(X, features)
+    writer = _Writer(binops, unops)
+    if not {ADD, SUB, MUL, DIV} <= writer.binops or len(terms) == 0:
+        return [], 0
+    if SQUARE not in writer.unops:  # (x_i - x_j)^2 is written with it
+        keep = [j for j, term in enumerate(terms) if term[0] == "m"]
+        cols, terms = cols[keep], [terms[j] for j in keep]
+    models, fitted, seen = [], 0, set()
+    k = len(terms)
+    for transform in TRANSFORMS:
+        t = _transformed(y, transform)
+        if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
+            continue
+        both = np.vstack([cols, -t * cols])
+        both = np.where(np.all(np.isfinite(both), axis=1)[:, None], both, 0.0)
+        step = -(-len(t) // SEARCH_ROWS)
+        for selected, share in _supports(both[:, ::step], t[::step], w[::step], k):
+            if share > LINEARISED * (1 - MIN_R2):
+                continue
+            coefs, constant, share = _fit(both, t, w, selected, k)
+            fitted += 1
+            if share > 1 - MIN_R2:
+                continue
+            num = [(terms[j], c) for j, c in zip(selected, coefs) if j < k and c != 0.0]
+            den = [(terms[j - k], c) for j, c in zip(selected, coefs) if j >= k and c != 0.0]
+            root = _root_factor(num, constant, X) if transform == "square" else None
+            factor = None
+            if root is not None and (root[1] or root[2] > 0):
+                factor, num, constant = root
+            tree = writer.form(transform, [a for a, _ in num], [c for _, c in num], constant,
+                               [a for a, _ in den], [c for _, c in den], factor)
+            key = (tree[0].tobytes(), tree[1].tobytes(), tree[2].tobytes())
+            if int(weights[tree[0]].sum()) <= maxsize and key not in seen:
+                seen.add(key)
+                models.append(tree)
+    return models, fitted

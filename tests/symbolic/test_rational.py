@@ -1,0 +1,119 @@
+"""The additive stage's rational forms (``_rational``): transformed sparse monomial ratios."""
+
+import numpy as np
+import pytest
+
+from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic._evaluator import evaluate, make_workspace
+from parsimony.symbolic._expressions import (
+    DEFAULT_OPERATORS, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
+)
+from parsimony.symbolic._rational import rational_forms
+
+WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
+
+
+def _forms(X, y, operators=DEFAULT_OPERATORS, maxsize=30, w=None):
+    binops, unops, _ = operator_codes(operators)
+    w = np.ones(len(y)) if w is None else w
+    return rational_forms(X, y, w, binops, unops, WEIGHTS, maxsize, np.arange(X.shape[1]))[0]
+
+
+def _predict(model, X):
+    ops, feats, vals = model
+    out = np.empty(len(X))
+    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
+    return out
+
+
+def _exact(forms, X, y):
+    return [f for f in forms if np.max(np.abs(_predict(f, X) - y)) <= 1e-9 * np.abs(y).max()]
+
+
+def _doppler(X):  # omega_0 / (1 - v/c), Feynman I.34.1
+    return X[:, 2] / (1 - X[:, 1] / X[:, 0])
+
+
+def _uniform(rng, n, ranges):
+    return np.column_stack([rng.uniform(lo, hi, n) for lo, hi in ranges])
+
+
+def test_a_ratio_with_a_vanishing_linearisation_elsewhere_is_found_exactly():
+    rng = np.random.default_rng(0)
+    X = _uniform(rng, 600, [(3, 10), (1, 2), (1, 5)])
+    forms = _forms(X, _doppler(X))
+    exact = _exact(forms, X, _doppler(X))
+    assert exact, "omega_0/(1 - v/c) is not among the forms"
+    best = min(exact, key=lambda f: WEIGHTS[f[0]].sum())
+    assert int(WEIGHTS[best[0]].sum()) == 9  # x2 / (1 - x1/x0): no constant but the 1
+    X_new = _uniform(rng, 200, [(3, 10), (1, 2), (1, 5)])  # the formula, not an interpolation
+    np.testing.assert_allclose(_predict(best, X_new), _doppler(X_new), rtol=1e-9)
+
+
+def test_a_distance_is_found_exactly():
+    rng = np.random.default_rng(1)
+    X = _uniform(rng, 600, [(1, 5)] * 4)
+    distance = np.sqrt((X[:, 1] - X[:, 0]) ** 2 + (X[:, 3] - X[:, 2]) ** 2)
+    assert _exact(_forms(X, distance), X, distance)
+    root = [f for f in _exact(_forms(X, distance), X, distance) if SQRT in f[0]]
+    assert root and min(int(WEIGHTS[f[0]].sum()) for f in root) == 15  # sqrt((x0 - x1)^2 + (x2 - x3)^2)
+
+
+def test_noisy_targets_get_no_forms():
+    rng = np.random.default_rng(2)
+    X = _uniform(rng, 600, [(3, 10), (1, 2), (1, 5)])
+    y = _doppler(X)
+    assert _forms(X, y + rng.normal(0, 0.2 * y.std(), len(y))) == []
+
+
+def test_operators_and_maxsize_are_respected():
+    rng = np.random.default_rng(3)
+    X = _uniform(rng, 600, [(1, 5)] * 4)
+    y = np.sqrt((X[:, 1] - X[:, 0]) ** 2 + (X[:, 3] - X[:, 2]) ** 2)
+    assert _forms(X, y, operators=("add", "sub", "mul")) == []  # no division: no form is written
+    binops, unops, _ = operator_codes(("add", "sub", "mul", "div", "square"))
+    for maxsize in (9, 14, 20):
+        forms = _forms(X, y, operators=("add", "sub", "mul", "div", "square"), maxsize=maxsize)
+        for ops, _, _ in forms:
+            assert int(WEIGHTS[ops].sum()) <= maxsize
+            assert set(ops.tolist()) <= {0, 1} | set(binops.tolist()) | set(unops.tolist())
+
+
+def test_forms_are_deterministic_and_weights_act_as_repeats():
+    rng = np.random.default_rng(4)
+    X = _uniform(rng, 300, [(3, 10), (1, 2), (1, 5)])
+    y = _doppler(X)
+    first, second = _forms(X, y), _forms(X, y)
+    assert len(first) == len(second) and all(
+        np.array_equal(a[0], b[0]) and np.array_equal(a[2], b[2]) for a, b in zip(first, second))
+    weights = rng.integers(1, 3, len(y)).astype(float)
+    repeated = np.repeat(np.arange(len(y)), weights.astype(int))
+    by_weight, by_rows = _forms(X, y, w=weights), _forms(X[repeated], y[repeated])
+    assert [f[0].tolist() for f in by_weight][:1] == [f[0].tolist() for f in by_rows][:1]
+
+
+@pytest.mark.parametrize("quantile", [0.5, 0.9])
+def test_the_regressor_selects_the_exact_ratio(quantile):
+    rng = np.random.default_rng(5)
+    X = _uniform(rng, 500, [(3, 10), (1, 2), (1, 5)])
+    y = _doppler(X)
+    model = SymbolicQuantileRegressor(quantile=quantile, niterations=3, random_state=0, progress=False).fit(X, y)
+    X_new = _uniform(rng, 200, [(3, 10), (1, 2), (1, 5)])
+    np.testing.assert_allclose(model.predict(X_new), _doppler(X_new), rtol=1e-6)
+    assert model.complexity_ <= 11
+
+
+def test_constants_that_may_be_integers_are_on_noisy_data():
+    import sympy
+
+    rng = np.random.default_rng(6)
+    X = _uniform(rng, 500, [(3, 10), (1, 2), (1, 5)])
+    y = 0.7 * _doppler(X)
+    y = y + rng.normal(0, 0.005 * y.std(), len(y))
+    model = SymbolicQuantileRegressor(niterations=3, random_state=0, progress=False).fit(X, y)
+    numbers = model.sympy(precision=None).atoms(sympy.Number)
+    assert sympy.Integer(1) in numbers  # x2 * a / (1 - x1/x0): the 1 is exact
+    assert not any(isinstance(v, sympy.Float) and 0 < abs(float(v) - 1) < 0.01 for v in numbers)
+    # and the law with it: predictions within the noise's scale of it, on new rows
+    X_new = _uniform(rng, 300, [(3, 10), (1, 2), (1, 5)])
+    assert np.max(np.abs(model.predict(X_new) - 0.7 * _doppler(X_new))) <= 0.005 * y.std()
