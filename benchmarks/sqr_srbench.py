@@ -126,21 +126,21 @@ def _upgrade(path: Path) -> None:
         read_results(path)[FIELDS].to_csv(path, index=False)
 
 
-def run_sqr(names, quantiles, n_folds, n_jobs, out: Path, resume: bool, settings=None) -> None:
+def append_folds(names, quantiles, n_folds, out: Path, resume: bool, fields, rows_of) -> None:
+    """Append to the CSV ``out`` (columns ``fields``) the rows ``rows_of(X, y, train, test, tau, fold)``
+    gives for every (dataset, tau, fold) of ``names`` not yet in it (``resume``; otherwise ``out``
+    starts afresh), each fold's rows flushed as they come, so that a long run can be resumed."""
     done = set()
     if resume and out.exists():
-        _upgrade(out)
         with open(out) as fh:
             done = {(r["dataset"], float(r["tau"]), int(r["fold"])) for r in csv.DictReader(fh)}
     elif out.exists():
         out.unlink()
     new_file = not out.exists()
     with open(out, "a", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer = csv.DictWriter(fh, fieldnames=fields)
         if new_file:
             writer.writeheader()
-        # warm-up: compile the kernels outside the timings
-        SymbolicQuantileRegressor(niterations=1, progress=False).fit(np.random.rand(30, 2), np.random.rand(30))
         for name in names:
             if not dataset_path(name).exists():
                 print(f"{name}: not in {dataset_path(name).parent}, skipped", flush=True)
@@ -150,11 +150,19 @@ def run_sqr(names, quantiles, n_folds, n_jobs, out: Path, resume: bool, settings
                 for fold, (train, test) in enumerate(benchmark_folds(X, n_folds)):
                     if (name, tau, fold) in done:
                         continue
-                    row = run_fold(X, y, train, test, tau, seed=fold, n_jobs=n_jobs, whole_range=float(np.ptp(y)),
-                                   settings=settings)
-                    writer.writerow({"dataset": name, "tau": tau, "fold": fold, **row})
+                    for row in rows_of(X, y, train, test, tau, fold):
+                        writer.writerow({"dataset": name, "tau": tau, "fold": fold, **row})
                     fh.flush()
                 print(f"{name} tau={tau}: done", flush=True)
+
+
+def run_sqr(names, quantiles, n_folds, n_jobs, out: Path, resume: bool, settings=None) -> None:
+    if resume and out.exists():
+        _upgrade(out)
+    # warm-up: compile the kernels outside the timings
+    SymbolicQuantileRegressor(niterations=1, progress=False).fit(np.random.rand(30, 2), np.random.rand(30))
+    append_folds(names, quantiles, n_folds, out, resume, FIELDS, lambda X, y, train, test, tau, fold: [
+        run_fold(X, y, train, test, tau, seed=fold, n_jobs=n_jobs, whole_range=float(np.ptp(y)), settings=settings)])
 
 
 def peer_results(cache: Path, names, quantiles, n_folds):
@@ -275,27 +283,39 @@ def report(results, peers, paper, n_folds=5, baseline=None) -> list[dict]:
     return criteria
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def dataset_names(args, paper) -> list:
+    """The sets of ``--datasets`` or ``--fast``, else every set of the paper's table, smallest first."""
+    return args.datasets or (FAST if args.fast else sorted(
+        {name for (_, name) in paper}, key=lambda name: paper.get((0.5, name), {}).get("n", 0)))
+
+
+def fold_parser(description) -> argparse.ArgumentParser:
+    """The options this script shares with the others that fit its folds (``sqr_selection.py``):
+    the sets, levels and folds, ``--resume``, ``--report-only``, ``--baseline`` and ``--set``."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--datasets", nargs="*", default=None)
     parser.add_argument("--fast", action="store_true", help=f"the 10-set subset {' '.join(FAST)}")
     parser.add_argument("--quantiles", nargs="*", type=float, default=[0.5, 0.9])
     parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--report-only", action="store_true", help="report from the CSVs, no fitting")
+    parser.add_argument("--baseline", default=None, help="a CSV of sqr_srbench.py to compare mean ACE with")
+    parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="SQR parameters (JSON values), e.g. maxsize=20")
+    return parser
+
+
+def main(argv=None):
+    parser = fold_parser(__doc__.splitlines()[0])
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--out", default="/tmp/sqr_srbench.csv")
-    parser.add_argument("--resume", action="store_true")
     parser.add_argument("--peers", nargs="*", default=["constant", "lqr"], choices=["constant", "lqr", "eggp"],
                         help="peers whose missing rows are computed (cached rows of every peer are shown)")
     parser.add_argument("--peer-cache", default=str(CACHE))
-    parser.add_argument("--baseline", default=None, help="a CSV of this script to compare mean ACE with")
-    parser.add_argument("--report-only", action="store_true")
-    parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
-                        help="SQR parameters (JSON values), e.g. maxsize=30")
     args = parser.parse_args(argv)
 
     paper = paper_table()
-    names = args.datasets or (FAST if args.fast else sorted(
-        {name for (_, name) in paper}, key=lambda name: paper.get((0.5, name), {}).get("n", 0)))
+    names = dataset_names(args, paper)
     out = Path(args.out)
     if args.report_only and not out.exists():
         parser.error(f"--report-only reads the SQR results of --out, and {out} does not exist; "

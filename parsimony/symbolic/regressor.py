@@ -26,8 +26,8 @@ from ._search import constant_baseline, search_fronts
 
 #: Weight of complexity in ``model_selection="cost"``, per unit of the best constant's loss.
 SELECTION_PARSIMONY = 0.016
-#: How much more a calibrated row may cost than the cheapest row under ``model_selection="cost"``.
-CALIBRATION_MARGIN = 4 * SELECTION_PARSIMONY
+#: How many tokens' worth more a calibrated row may cost than the cheapest row under ``model_selection="cost"``.
+CALIBRATION_TOKENS = 4
 #: A row whose loss is at most this fraction of the best constant's reproduces the targets (up to
 #: rounding); ``model_selection="cost"`` takes the simplest such row that has at least
 #: ``ROWS_PER_TOKEN`` (effective) rows per unit of complexity.
@@ -35,13 +35,13 @@ EXACT_LOSS, ROWS_PER_TOKEN = 1e-9, 4
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
-                    squared_loss=False, n_samples=None, baseline=None) -> int:
+                    squared_loss=False, n_samples=None, baseline=None, token_price=SELECTION_PARSIMONY) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
-    ``"cost"``: the lowest ``loss / baseline + SELECTION_PARSIMONY * complexity``, with
-    ``baseline`` the training loss of the best constant: the search's own cost with a parsimony
-    five times the search's (0.0032) (:data:`SELECTION_PARSIMONY`), so a token must lower the loss by
-    1.6% of the constant's loss. Unlike the score, which looks at one step of the front at a
+    ``"cost"``: the lowest ``loss / baseline + token_price * complexity``, with ``baseline`` the
+    training loss of the best constant: the search's own cost with a parsimony five times the
+    search's (0.0032) (:data:`SELECTION_PARSIMONY`, the default ``token_price``), so a token must
+    lower the loss by 1.6% of the constant's loss. Unlike the score, which looks at one step of the front at a
     time, the cost weighs every row against every other, in units of the constant's loss
     whatever the scale of the target or the level. ``"accuracy"``: lowest loss; ``"score"``:
     highest score (steepest drop of log-loss per unit of complexity); ``"best"``: highest score
@@ -58,7 +58,7 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     training coverage is within ``tolerance`` of ``quantile`` (a pinball-optimal expression with
     a free offset is, up to ties). ``"best"`` and ``"sic"`` then choose among the calibrated rows
     (all rows when none is); ``"cost"`` takes the cheapest calibrated row when its cost exceeds
-    the cheapest row's by at most :data:`CALIBRATION_MARGIN` (four tokens' worth), else the
+    the cheapest row's by at most :data:`CALIBRATION_TOKENS` (four) tokens' worth, else the
     cheapest row: calibration is worth a few tokens, not a large loss of accuracy. For it a row
     that reproduces the targets up to rounding (loss at most :data:`EXACT_LOSS` times ``baseline``)
     is calibrated, whatever its coverage (which then only counts ties); and with at least
@@ -79,7 +79,9 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     if model_selection == "cost":
         if baseline is None or not baseline > 0:
             raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, got {baseline!r}")
-        cost = loss / baseline + SELECTION_PARSIMONY * c
+        if not token_price >= 0:
+            raise ValueError(f"token_price must be a number >= 0, got {token_price!r}")
+        cost = loss / baseline + token_price * c
         exact = (loss <= EXACT_LOSS * baseline) & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
         if exact.any():  # the targets' law, not a fit of them: no approximation is cheaper
             return int(np.flatnonzero(exact)[np.argmin(c[exact])])
@@ -88,7 +90,7 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
         if calibrated.any():
             rows = np.flatnonzero(calibrated)
             best = int(rows[np.argmin(cost[rows])])
-            if cost[best] <= cost[cheapest] + CALIBRATION_MARGIN:
+            if cost[best] <= cost[cheapest] + CALIBRATION_TOKENS * token_price:
                 return best
         return cheapest
     if model_selection in ("best", "sic"):

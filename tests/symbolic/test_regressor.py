@@ -222,7 +222,12 @@ def test_select_equation_cost_weighs_every_row_against_every_other():
     assert select_equation(frame, "cost", baseline=1.0) == 4
     with pytest.raises(ValueError, match="baseline"):
         select_equation(frame, "cost")
-    # calibration is worth up to CALIBRATION_MARGIN: the cheapest calibrated row wins when it costs at
+    # a dearer token buys less: at 0.03 a token from complexity 5 to 15 the loss at baseline 1 must fall by 0.3
+    assert select_equation(frame, "cost", baseline=1.0, token_price=0.03) == 2
+    assert select_equation(frame, "cost", baseline=1.0, token_price=0.0) == 4
+    with pytest.raises(ValueError, match="token_price must be a number >= 0"):
+        select_equation(frame, "cost", baseline=1.0, token_price=-0.1)
+    # calibration is worth up to CALIBRATION_TOKENS tokens: the cheapest calibrated row wins when it costs at
     # most that much more than the cheapest row (complexity 15, cost 1.04 at baseline 1), else not
     frame["coverage"] = [0.5, 0.5, 0.5, 0.5, 0.7]
     assert select_equation(frame, "cost", quantile=0.5, tolerance=0.05, baseline=1.0) == 3  # 1.044 <= 1.04 + 0.064

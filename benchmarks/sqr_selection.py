@@ -1,0 +1,129 @@
+"""Model selection on SQR's fronts, tried offline on the PMLB sets of ``sqr_srbench.py``.
+
+Each fold is fitted once as ``sqr_srbench.py`` fits it (default settings changed by ``--set``,
+``random_state`` the fold, the same folds); every row of its front is scored on the test fold
+(whole-range NQL and ACE) and stored in ``--fronts`` (appended as it goes, ``--resume`` goes on).
+Then each selection rule picks one row per fold from the stored fronts, and the rules are set
+side by side on issue 27's "Must hold" 3: non-Friedman mean NQL and parsimony against the
+paper's (parsimony: paper + 1), Friedman mean NQL against 0.030 / 0.015, mean ACE (against
+``--baseline``, a CSV of ``sqr_srbench.py``, when given). The rules: the estimator's own pick
+(``fitted``), every ``model_selection`` of :func:`~parsimony.symbolic.select_equation`,
+``"cost"`` at each ``--prices`` (its token price; the default is
+:data:`~parsimony.symbolic.regressor.SELECTION_PARSIMONY`), and ``oracle``, the row of lowest
+test NQL (what the fronts hold, not a rule). What selection can and cannot buy on these fronts
+shows here without refitting.
+
+    python benchmarks/sqr_selection.py [--datasets ... | --fast] [--fronts /tmp/sqr_fronts.csv]
+        [--resume] [--prices 0.012 0.016 0.02] [--baseline OLD.csv] [--set maxsize=20]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from sqr_friedman1 import parse_settings  # noqa: E402
+from sqr_srbench import (  # noqa: E402
+    FRIEDMAN_TARGET, append_folds, dataset_names, fold_parser, paper_table, read_results,
+)
+
+from parsimony.losses import Pinball  # noqa: E402
+from parsimony.metrics import absolute_coverage_error, normalized_quantile_loss  # noqa: E402
+from parsimony.symbolic import SymbolicQuantileRegressor, select_equation  # noqa: E402
+from parsimony.symbolic._parameters import MODEL_SELECTIONS  # noqa: E402
+from parsimony.symbolic._search import constant_baseline  # noqa: E402
+from parsimony.symbolic.regressor import calibration_tolerance  # noqa: E402
+
+FIELDS = ["dataset", "tau", "fold", "row", "selected", "complexity", "loss", "score", "coverage", "baseline",
+          "n_samples", "tolerance", "nql", "ace", "equation"]
+
+
+def front_rows(X, y, train, test, tau, fold, settings):
+    """Fit one fold as ``sqr_srbench.py`` does; its front's rows, each scored on the test fold."""
+    model = SymbolicQuantileRegressor(quantile=tau, random_state=fold, progress=False, n_jobs=1,
+                                      **settings).fit(X[train], y[train])
+    w = np.ones(len(train))
+    common = {"n_samples": len(train), "baseline": constant_baseline(y[train], w, Pinball(tau).code, tau),
+              "tolerance": calibration_tolerance(tau, w)}
+    rows = []
+    for row, eq in enumerate(model.equations_.itertuples()):
+        pred = model.predict(X[test], index=row)
+        rows.append({**common, "row": row, "selected": int(row == model.best_index_), "complexity": eq.complexity,
+                     "loss": eq.loss, "score": eq.score, "coverage": eq.coverage, "equation": eq.equation,
+                     "nql": normalized_quantile_loss(y[test], pred, tau, y_range=float(np.ptp(y))),
+                     "ace": absolute_coverage_error(y[test], pred, tau)})
+    return rows
+
+
+def rules(prices) -> dict:
+    """``{name: front -> row}`` for every rule compared."""
+    def model_selection(name, price=None):
+        def pick(front):
+            extra = {} if price is None else {"token_price": price}
+            return select_equation(front, name, front.tau.iloc[0], front.tolerance.iloc[0],
+                                   n_samples=front.n_samples.iloc[0], baseline=front.baseline.iloc[0], **extra)
+        return pick
+
+    out = {"fitted": lambda front: int(np.flatnonzero(front.selected.to_numpy())[0])}
+    out.update({name: model_selection(name) for name in MODEL_SELECTIONS})
+    out.update({f"cost@{price:g}": model_selection("cost", price) for price in prices})
+    out["oracle (test NQL)"] = lambda front: int(np.argmin(front.nql.to_numpy()))
+    return out
+
+
+def compare(fronts, paper, prices, baseline=None):
+    """One row per rule and level: the issue's figures, each with its target."""
+    import pandas as pd
+
+    base_ace = None if baseline is None else baseline.groupby(["tau", "dataset"]).ace.mean()
+    groups = [g.sort_values("row").reset_index(drop=True) for _, g in fronts.groupby(["dataset", "tau", "fold"])]
+    table = []
+    for name, rule in rules(prices).items():
+        picks = pd.DataFrame([g.iloc[rule(g)] for g in groups])
+        means = picks.groupby(["tau", "dataset"])[["nql", "ace", "complexity"]].mean().reset_index()
+        means["paper_nql"] = [paper.get((t, d), {}).get("nql", np.nan) for t, d in zip(means.tau, means.dataset)]
+        means["paper_parsimony"] = [paper.get((t, d), {}).get("parsimony", np.nan)
+                                    for t, d in zip(means.tau, means.dataset)]
+        for tau, part in means.groupby("tau"):
+            friedman = part.dataset.str.contains("fri")
+            other = part[~friedman].dropna(subset=["paper_nql"])
+            row = {"rule": name, "tau": tau,
+                   "nonfri_nql": other.nql.mean(), "paper_nql": other.paper_nql.mean(),
+                   "nonfri_parsimony": other.complexity.mean(), "paper+1": other.paper_parsimony.mean() + 1,
+                   "fri_nql": part[friedman].nql.mean(), "fri_target": FRIEDMAN_TARGET["nql"].get(tau, np.nan),
+                   "fri_parsimony": part[friedman].complexity.mean(), "ace": part.ace.mean()}
+            if base_ace is not None:
+                row["baseline_ace"] = np.mean([base_ace.get((tau, d), np.nan) for d in part.dataset])
+            table.append(row)
+    return pd.DataFrame(table)
+
+
+def main(argv=None):
+    parser = fold_parser(__doc__.splitlines()[0])
+    parser.add_argument("--fronts", default="/tmp/sqr_fronts.csv", help="CSV of the scored fronts")
+    parser.add_argument("--prices", nargs="*", type=float, default=[0.01, 0.012, 0.02, 0.025],
+                        help="token prices of the cost rule to compare")
+    args = parser.parse_args(argv)
+    import pandas as pd
+
+    paper = paper_table()
+    names = dataset_names(args, paper)
+    out = Path(args.fronts)
+    if not args.report_only:
+        settings = parse_settings(args.set)
+        append_folds(names, args.quantiles, args.folds, out, args.resume, FIELDS,
+                     lambda X, y, train, test, tau, fold: front_rows(X, y, train, test, tau, fold, settings))
+    elif not out.exists():
+        parser.error(f"--report-only reads --fronts, and {out} does not exist")
+    fronts = pd.read_csv(out)
+    fronts = fronts[fronts.dataset.isin(names) & fronts.tau.isin(args.quantiles)]
+    baseline = read_results(args.baseline) if args.baseline else None
+    pd.set_option("display.width", 250)
+    print(compare(fronts, paper, args.prices, baseline).round(4).to_string(index=False))
+
+
+if __name__ == "__main__":
+    main()
