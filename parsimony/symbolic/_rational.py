@@ -4,18 +4,24 @@ and over a denominator, for data a closed formula (nearly) reproduces.
 A form is ``T(y) = (c0 + sum_i a_i m_i) / (1 + sum_j b_j h_j)`` where ``T`` is the identity,
 the square, the reciprocal or the log (each where the target allows it), and ``m_i``, ``h_j``
 are *monomials* of the :data:`FEATURES` most relevant features (exponents -2 to 2, at most
-:data:`DEGREE` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``) or squared
-differences ``(x_i - x_j)^2``. Multiplied out, ``T(y) = c0 + sum_i a_i m_i - sum_j b_j T(y) h_j``
-is linear in the coefficients (the linearisation of rational regression), so forward selection
-by least squares finds them: each step adds the column (a monomial or ``T(y)`` times one) that
-lowers the residual most after every coefficient is refitted. Forms of ``y`` such as
-``omega_0/(1 - v/c)``, ``(m1*r1 + m2*r2)/(m1 + m2)`` and ``sqrt((x2 - x1)^2 + (y2 - y1)^2)`` are
-one to four steps. A coefficient within :data:`SNAP` of an integer is taken as the integer.
+:data:`DEGREE` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``), squared
+differences ``(x_i - x_j)^2``, or the *phase* ``cos(x_i - x_j)`` of the pair of features that
+correlates most with the target, alone or times a monomial of at most two factors (the law of
+cosines, ``x1*x2*cos(t1 - t2)``). Multiplied out, ``T(y) = c0 + sum_i a_i m_i - b T(y) h`` is
+linear in the coefficients (the linearisation of rational regression), so least squares finds
+them; the supports (which columns) come from beam searches on the columns' Gram matrix
+(:func:`_supports`), with one denominator column at most. ``omega_0/(1 - v/c)``,
+``sqrt((x2 - x1)^2 + (y2 - y1)^2)``, ``mom*sqrt(Bx^2 + By^2 + Bz^2)`` (a squared factor is taken
+out of the root) and ``rho/sqrt(1 - v^2/c^2)`` are found; forms whose parts explain little one
+or two at a time, such as ``(m1*r1 + m2*r2)/(m1 + m2)``, are not. A coefficient within
+:data:`SNAP` of an integer is taken as the integer, and each form is also offered with the
+coefficients within :data:`ROUND` of integers made integers.
 
-A step's form is offered to the search (written back as ``T^-1`` of the ratio, within
-``maxsize``) only when it explains at least :data:`MIN_R2` of ``T(y)``'s variance: least
-squares on a transformed target is not the fit's loss, and the search's halls of fame judge the
-forms on the loss; on noisy data none qualifies and the stage's sums are what the search gets.
+A form is offered to the search (written back as ``T^-1`` of the ratio, within ``maxsize``) only
+when it explains at least :data:`MIN_R2` of ``T(y)``'s variance (least squares on a transformed
+target is not the fit's loss: the search's halls of fame judge the forms on the loss; on noisy
+data none qualifies and the stage's sums are what the search gets), and at most
+:data:`MAX_FORMS` are.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ import itertools
 
 import numpy as np
 
-from ._expressions import ADD, CONST, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
+from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
 
 FEATURES = 6  # monomials over this many of the most relevant features
 DEGREE = 4  # factors of a monomial at most (x^2 counts two), on at most four features
@@ -34,7 +40,10 @@ MAX_STEPS = 5  # columns of a form at most
 BEAM = 32  # supports of each size the beam search keeps
 SEARCH_ROWS = 150  # rows the supports are searched on (every k-th; coefficients on all)
 MIN_R2 = 0.999  # share of T(y)'s variance a form explains to be offered
+MAX_FORMS = 8  # forms offered at most: the lowest log(share left, at least EXACT) + TOKEN_PRICE * tokens
+TOKEN_PRICE = 0.05  # (a token must cut the variance a form leaves by 5%; exact forms: the simplest)
 SNAP = 1e-6  # a coefficient this close (relative) to an integer is the integer
+ROUND = 0.01  # a form is also offered with the coefficients this close to integers made integers
 LINEARISED = 10  # a support is fitted when its linearised residual is at most this times that
 EXACT = 1e-12  # a form whose residual is this share of T(y)'s variance reproduces it: stop
 TRANSFORMS = ("identity", "square", "inverse", "log")
@@ -53,9 +62,12 @@ def _monomials(p):
     return out
 
 
-def _dictionary(X, features):
-    """The candidate columns on ``X`` (rows x features) and their descriptions: ``("m", exps)``
-    for a monomial, ``("d", i, j)`` for ``(x_i - x_j)^2``; non-finite or constant columns dropped."""
+def _dictionary(X, features, phase=None):
+    """The candidate columns on ``X`` (rows x features) and their descriptions: ``("m", num,
+    den)`` for a monomial (the features of its numerator and denominator, repeated by their
+    powers), ``("d", i, j)`` for ``(x_i - x_j)^2``; with a ``phase`` ``(index, values)``, the
+    phase and its products with monomials of at most two factors (``x1*x2*cos(t1 - t2)``);
+    non-finite or constant columns dropped."""
     cols, terms = [], []
     sub = X[:, features]
     with np.errstate(all="ignore"):
@@ -67,6 +79,13 @@ def _dictionary(X, features):
         for a, b in itertools.combinations(features, 2):
             cols.append((X[:, a] - X[:, b]) ** 2)
             terms.append(("d", int(a), int(b)))
+        if phase is not None:  # the phase alone and times a monomial of at most two factors
+            for e in [(0,) * len(features)] + [e for e in _monomials(len(features)) if sum(map(abs, e)) <= 2]:
+                col = np.prod([sub[:, k] ** float(v) for k, v in enumerate(e) if v] + [phase[1]], axis=0)
+                cols.append(col)
+                terms.append(("m", tuple(sorted([phase[0]] + [int(features[k]) for k, v in enumerate(e)
+                                                              for _ in range(abs(v)) if v > 0])),
+                              tuple(int(features[k]) for k, v in enumerate(e) for _ in range(abs(v)) if v < 0)))
     cols = np.array(cols)
     ok = np.all(np.isfinite(cols), axis=1) & (np.ptp(cols, axis=1) > 0)
     return cols[ok], [t for t, k in zip(terms, ok) if k]
@@ -159,24 +178,50 @@ def _supports(cols, t, w, k):
 def _fit(cols, t, w, support, k):
     """The weighted least-squares coefficients and intercept of ``t`` on the columns ``support``
     (those from ``k`` on are ``-t`` times a denominator's term), each within :data:`SNAP` of an
-    integer taken as the integer; and the share of ``t``'s variance the form leaves (measured on
-    the form, not on its linearisation, whose residual is also small where the denominator
-    nearly vanishes)."""
+    integer taken as the integer."""
     p = w / w.sum()
     sw = np.sqrt(p)
     design = cols[support]
     mean = design @ p
     coefs = np.linalg.lstsq(((design - mean[:, None]) * sw).T, (t - t @ p) * sw, rcond=None)[0]
-    coefs = np.where(np.abs(coefs - np.round(coefs)) <= SNAP * np.maximum(1.0, np.abs(coefs)), np.round(coefs), coefs)
     intercept = float(t @ p - coefs @ mean)
+    return _rounded(coefs, intercept, t, p, SNAP)
+
+
+def _rounded(coefs, intercept, t, p, tolerance):
+    """The coefficients within ``tolerance`` (relative) of an integer made integers, and the
+    intercept within ``tolerance`` of the scale of ``t`` (or of its own) too."""
+    coefs = np.where(np.abs(coefs - np.round(coefs)) <= tolerance * np.maximum(1.0, np.abs(coefs)), np.round(coefs),
+                     coefs)
     scale = np.sqrt(np.sum(p * (t - t @ p) ** 2))
-    if abs(intercept - round(intercept)) <= SNAP * max(1.0, abs(intercept), scale):
+    if abs(intercept - round(intercept)) <= tolerance * max(1.0, abs(intercept), scale):
         intercept = float(round(intercept))
+    return coefs, intercept
+
+
+def _share(cols, t, w, support, k, coefs, intercept):
+    """The share of ``t``'s variance the form leaves: measured on the form, not on its
+    linearisation, whose residual is also small where the denominator nearly vanishes."""
+    p = w / w.sum()
+    design = cols[support]
     num, den = np.array(support) < k, np.array(support) >= k
     with np.errstate(all="ignore"):
         fitted = (intercept + coefs[num] @ design[num]) / (1.0 - coefs[den] @ design[den] / t)
-        share = float(np.sum(p * (t - fitted) ** 2) / scale ** 2)
-    return coefs, intercept, share if np.isfinite(share) else np.inf
+        share = float(np.sum(p * (t - fitted) ** 2) / np.sum(p * (t - t @ p) ** 2))
+    return share if np.isfinite(share) else np.inf
+
+
+def _phase(X, y, features):
+    """``((i, j), cos(x_i - x_j))`` for the pair of ``features`` whose phase correlates most with
+    ``y`` (the angle between two directions, as in the law of cosines), None when none varies."""
+    best, found = 0.0, None
+    for a, b in itertools.combinations(features, 2):
+        col = np.cos(X[:, a] - X[:, b])
+        if np.ptp(col) > 0 and np.ptp(y) > 0:
+            r = abs(np.corrcoef(col, y)[0, 1])
+            if r > best:
+                best, found = r, ((int(a), int(b)), col)
+    return found
 
 
 class _Writer:
@@ -185,6 +230,14 @@ class _Writer:
     def __init__(self, binops, unops):
         self.binops, self.unops = set(int(o) for o in binops), set(int(o) for o in unops)
         self.ops, self.feats, self.vals = [], [], []
+        self.phase = {}  # a pseudo-feature's index: the pair (i, j) of its cos(x_i - x_j)
+
+    def feature(self, f):
+        if f in self.phase:
+            i, j = self.phase[f]
+            self.node(VAR, i), self.node(VAR, j), self.node(SUB), self.node(COS)
+        else:
+            self.node(VAR, f)
 
     def node(self, op, feat=0, val=0.0):
         self.ops.append(op), self.feats.append(feat), self.vals.append(val)
@@ -193,12 +246,12 @@ class _Writer:
         """The product of the features ``factors`` (a repeated one squared where possible)."""
         for k, f in enumerate(sorted(set(factors))):
             n = factors.count(f)
-            self.node(VAR, f)
+            self.feature(f)
             if n == 2 and SQUARE in self.unops:
                 self.node(SQUARE)
             else:
                 for _ in range(n - 1):
-                    self.node(VAR, f), self.node(MUL)
+                    self.feature(f), self.node(MUL)
             if k > 0:
                 self.node(MUL)
 
@@ -301,13 +354,31 @@ def _root_factor(num, constant, X):
     return _term(pulled), rest, inner
 
 
+def _write(writer, transform, selected, coefs, constant, terms, k, X):
+    """The form of the columns ``selected`` (numerator's below ``k``) with these coefficients."""
+    num = [(terms[j], c) for j, c in zip(selected, coefs) if j < k and c != 0.0]
+    den = [(terms[j - k], c) for j, c in zip(selected, coefs) if j >= k and c != 0.0]
+    root = _root_factor(num, constant, X) if transform == "square" else None
+    factor = None
+    if root is not None and (root[1] or root[2] > 0):
+        factor, num, constant = root
+    return writer.form(transform, [a for a, _ in num], [c for _, c in num], constant,
+                       [a for a, _ in den], [c for _, c in den], factor)
+
+
 def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
     """The forms of ``y`` on ``(X, w)`` that explain at least :data:`MIN_R2` of ``T(y)``'s
-    variance, within ``maxsize``, over the :data:`FEATURES` first features of ``order``; a list
-    of ``(ops, feats, vals)`` and the number of forms fitted."""
+    variance, within ``maxsize``, over the :data:`FEATURES` first features of ``order``: the
+    :data:`MAX_FORMS` best (least variance left per token, :data:`TOKEN_PRICE`) of distinct
+    shapes, a list of ``(ops, feats, vals)``; and the number of forms fitted."""
     features = np.sort(np.asarray(order[:FEATURES], dtype=np.int64))
-    cols, terms = _dictionary(X, features)
     writer = _Writer(binops, unops)
+    phase = _phase(X, y, features) if COS in writer.unops else None
+    if phase is not None:
+        writer.phase = {X.shape[1]: phase[0]}
+        X = np.c_[X, phase[1]]
+        phase = (X.shape[1] - 1, phase[1])
+    cols, terms = _dictionary(X, features, phase)
     if not {ADD, SUB, MUL, DIV} <= writer.binops or len(terms) == 0:
         return [], 0
     if SQUARE not in writer.unops:  # (x_i - x_j)^2 is written with it
@@ -325,20 +396,22 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
         for selected, share in _supports(both[:, ::step], t[::step], w[::step], k):
             if share > LINEARISED * (1 - MIN_R2):
                 continue
-            coefs, constant, share = _fit(both, t, w, selected, k)
             fitted += 1
-            if share > 1 - MIN_R2:
-                continue
-            num = [(terms[j], c) for j, c in zip(selected, coefs) if j < k and c != 0.0]
-            den = [(terms[j - k], c) for j, c in zip(selected, coefs) if j >= k and c != 0.0]
-            root = _root_factor(num, constant, X) if transform == "square" else None
-            factor = None
-            if root is not None and (root[1] or root[2] > 0):
-                factor, num, constant = root
-            tree = writer.form(transform, [a for a, _ in num], [c for _, c in num], constant,
-                               [a for a, _ in den], [c for _, c in den], factor)
-            key = (tree[0].tobytes(), tree[1].tobytes(), tree[2].tobytes())
-            if int(weights[tree[0]].sum()) <= maxsize and key not in seen:
-                seen.add(key)
-                models.append(tree)
-    return models, fitted
+            coefs, constant = _fit(both, t, w, selected, k)
+            integral = _rounded(coefs, constant, t, w / w.sum(), ROUND)
+            for coefs, constant in [(coefs, constant)] + [integral] * (not np.array_equal(integral[0], coefs)
+                                                                      or integral[1] != constant):
+                share = _share(both, t, w, selected, k, coefs, constant)
+                if share > 1 - MIN_R2:
+                    continue
+                tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
+                cplx = int(weights[tree[0]].sum())
+                if cplx <= maxsize:
+                    models.append((np.log(max(share, EXACT)) + TOKEN_PRICE * cplx, len(models), tree))
+    kept = []
+    for *_, tree in sorted(models):  # one of each shape (its constants aside): the best
+        key = (tree[0].tobytes(), tree[1].tobytes())
+        if key not in seen and len(kept) < MAX_FORMS:
+            seen.add(key)
+            kept.append(tree)
+    return kept, fitted

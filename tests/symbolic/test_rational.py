@@ -117,3 +117,30 @@ def test_constants_that_may_be_integers_are_on_noisy_data():
     # and the law with it: predictions within the noise's scale of it, on new rows
     X_new = _uniform(rng, 300, [(3, 10), (1, 2), (1, 5)])
     assert np.max(np.abs(model.predict(X_new) - 0.7 * _doppler(X_new))) <= 0.005 * y.std()
+
+
+def _cosines(X):  # sqrt(x1^2 + x2^2 - 2 x1 x2 cos(t1 - t2)), Feynman I.29.16
+    return np.sqrt(X[:, 0] ** 2 + X[:, 1] ** 2 - 2 * X[:, 0] * X[:, 1] * np.cos(X[:, 2] - X[:, 3]))
+
+
+def test_the_law_of_cosines_is_found_through_the_phase():
+    rng = np.random.default_rng(7)
+    X = _uniform(rng, 600, [(1, 5)] * 4)
+    exact = _exact(_forms(X, _cosines(X)), X, _cosines(X))
+    assert exact and min(int(WEIGHTS[f[0]].sum()) for f in exact) == 24
+    # no cos among the operators: no phase, and no form reproduces it
+    assert not _exact(_forms(X, _cosines(X), operators=("add", "sub", "mul", "div", "square", "sqrt")), X,
+                      _cosines(X))
+
+
+def test_noisy_laws_are_offered_with_integral_coefficients():
+    rng = np.random.default_rng(8)
+    X = _uniform(rng, 1000, [(1, 5)] * 4)
+    y = _cosines(X)
+    y = y + rng.normal(0, 0.01 * np.sqrt(np.mean(y ** 2)), len(y))
+    forms = _forms(X, y)
+    assert 0 < len(forms) <= 8
+    shapes = {(f[0].tobytes(), f[1].tobytes()) for f in forms}
+    assert len(shapes) == len(forms)  # one of each shape
+    integral = [f for f in forms if np.all(f[2][f[0] == 0] == np.round(f[2][f[0] == 0]))]
+    assert any(np.max(np.abs(_predict(f, X) - _cosines(X))) < 1e-9 * _cosines(X).max() for f in integral)
