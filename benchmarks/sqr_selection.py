@@ -35,7 +35,7 @@ from parsimony.metrics import absolute_coverage_error, normalized_quantile_loss 
 from parsimony.symbolic import SymbolicQuantileRegressor, select_equation  # noqa: E402
 from parsimony.symbolic._parameters import MODEL_SELECTIONS  # noqa: E402
 from parsimony.symbolic._search import constant_baseline  # noqa: E402
-from parsimony.symbolic.regressor import calibration_tolerance  # noqa: E402
+from parsimony.symbolic._front import calibration_tolerance  # noqa: E402
 
 FIELDS = ["dataset", "tau", "fold", "row", "selected", "complexity", "loss", "score", "coverage", "baseline",
           "n_samples", "tolerance", "nql", "ace", "equation"]

@@ -1,5 +1,5 @@
 """What the native engine and the PySR glue share: the result of an engine's fit
-(:class:`EngineFit`) and the Pareto front's scores."""
+(:class:`EngineFit`), the Pareto front's scores and the tolerance of a calibrated coverage."""
 
 from __future__ import annotations
 
@@ -35,3 +35,10 @@ def pareto_scores(complexity, loss) -> np.ndarray:
         score[1:] = -np.diff(np.log(loss)) / np.diff(np.asarray(complexity, dtype=float))
     score[1:][loss[:-1] <= 0] = -np.inf  # nothing improves on an exact fit
     return score
+
+
+def calibration_tolerance(quantile, sample_weight) -> float:
+    """Two binomial standard errors of a coverage at ``quantile`` (Kish effective size), plus 1/n."""
+    w = np.asarray(sample_weight, dtype=float)
+    n_eff = w.sum() ** 2 / np.sum(w * w)
+    return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)

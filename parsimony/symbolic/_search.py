@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._numba import compiled_kernels, precompile, restart_eta
-from ..losses import loss_from_code
+from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED, loss_from_code
 from . import _engine
 from ._engine import Grammar, KernelSettings, Population, Search, kernel_settings, simplify_tree
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
-from ._front import EngineFit
+from ._front import EngineFit, calibration_tolerance
 from ._optimize import optimize_at, optimize_constants
 from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, POLISH_EVALUATIONS, POLISH_ROWS, Candidates, Front, run_phase,
@@ -238,10 +238,12 @@ def _fresh_state(signature, digest, seed, settings, batch) -> SearchState:
 class _Batches:
     """Batching: each population evolves on its own random batch of rows, redrawn every
     iteration; the candidates it would enter in the hall of fame are collected separately and
-    re-scored on all rows at the sync point (:meth:`merge_candidates`)."""
+    re-scored on all rows at the sync point (:meth:`merge_candidates`). Past ``POLISH_ROWS`` rows
+    a candidate is first scored on the final front's polishing rows (``screen``, every k-th row):
+    one no better there than the entry it would replace is not scored on all rows."""
 
-    def __init__(self, batch, data, state: SearchState, full_ws):
-        self.batch, self.data, self.rng, self.full_ws = batch, data, state.batch_rng, full_ws
+    def __init__(self, batch, data, state: SearchState, full_ws, screen=None):
+        self.batch, self.data, self.rng, self.full_ws, self.screen = batch, data, state.batch_rng, full_ws, screen
         hof = state.hall_of_fame
         self.candidates = HallsOfFame(np.zeros_like(hof.ops), np.zeros_like(hof.feats), np.zeros_like(hof.vals),
                                       np.zeros_like(hof.length), np.full_like(hof.loss, np.inf))
@@ -264,6 +266,9 @@ class _Batches:
         cand = self.candidates
         for q in range(cand.loss.shape[0]):
             for c in np.flatnonzero(np.isfinite(cand.loss[q])):
+                if self.screen is not None and np.isfinite(hof.loss[q, c]) and (
+                        tree_loss(*cand.entry(q, c), *self.screen) >= tree_loss(*hof.entry(q, c), *self.screen)):
+                    continue
                 full = tree_loss(*cand.entry(q, c), self.data, self.full_ws)
                 if full < hof.loss[q, c]:
                     hof.ops[q, c], hof.feats[q, c], hof.vals[q, c] = cand.ops[q, c], cand.feats[q, c], cand.vals[q, c]
@@ -299,11 +304,12 @@ class _Evolution:
         self.full_ws = self.workspaces[0] if batch is None else make_workspace(max_length, n)
         self.pop_data = [data] * n_pop
         self.freq_local = np.zeros((n_pop, settings.maxsize + 1))
-        self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws)
+        sub, sub_ws = _polish_rows(data, self.full_ws, max_length)
+        self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws,
+                                                           (sub, sub_ws) if sub is not data else None)
         self.maxsize = settings.maxsize
         # the final front's record (run_phase, PHASE_FRONT); its candidates: an entry and the line a + b f around it
         entry, cap = state.hall_of_fame.ops.shape[-1], state.hall_of_fame.ops.shape[-1] + 4
-        sub, sub_ws = _polish_rows(data, self.full_ws, max_length)
         self.front = Front(
             np.empty(entry, dtype=np.int64), np.empty(entry, dtype=np.int64), np.empty(entry),
             np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1, dtype=bool), new_state(0),
@@ -334,12 +340,19 @@ class _Evolution:
     def snap_constants(self, ops, feats, vals, loss, allowance):
         """``(loss, vals)`` with each constant that may be an integer made one, in turn, while the
         loss stays within ``allowance`` of its own, the other constants refitted (on at most
-        ``POLISH_ROWS`` rows; on more, as they are). ``1.001`` fitted to noisy data of a law with
-        a 1 in it is the 1; ``0.159`` stays."""
+        ``POLISH_ROWS`` rows; on more, as they are), and, for a quantile, the training coverage
+        (the weighted share of targets at or below the predictions) stays within
+        :func:`~parsimony.symbolic._front.calibration_tolerance` of the level
+        (``29.283 - 28.105*x0`` made ``29 - 28*x0`` costs little loss on noisy data, but moves
+        the median of the rows with ``x0 = 0``). ``1.001`` fitted to noisy data of a law with a 1
+        in it is the 1; ``0.159`` stays."""
         n, vals = len(ops), vals.copy()
         base = tree_loss(ops, feats, vals, n, self.data, self.full_ws)
         if not np.isfinite(base):
             return loss, vals
+        data = self.data
+        tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
+        tolerance = calibration_tolerance(tau, data.w) if data.loss_kind != LOSS_SQUARED else np.inf
         free = [int(i) for i in np.flatnonzero(ops == CONST)]
         refit = self.data.y.shape[0] <= POLISH_ROWS
         for i in list(free):
@@ -353,10 +366,18 @@ class _Evolution:
             if refit and others.size and np.isfinite(new):
                 new = optimize_at(others, ops, feats, trial, n, self.data, self.full_ws, new_state(0), new,
                                   POLISH_EVALUATIONS, 0, 4)
-            if np.isfinite(new) and new <= base + allowance:
+            if (np.isfinite(new) and new <= base + allowance
+                    and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):
                 vals, loss = trial, new
                 free.remove(i)
         return loss, vals
+
+    def _coverage(self, ops, feats, vals):
+        """The weighted share of the targets at or below the expression's predictions."""
+        data = self.data
+        pred = np.empty(data.y.shape[0])
+        evaluate(ops, feats, vals, len(ops), data.Xt, self.full_ws, pred)
+        return float(np.sum(data.w * (data.y <= pred)) / np.sum(data.w))
 
     def compile_kernels(self, maxsize, stage=None):
         """Compile (or load from numba's cache) the kernels of the search and of its final front
@@ -608,7 +629,8 @@ SNAP_PRICE = 1e-3
 def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, make integral the
     constants that may be (:meth:`_Evolution.snap_constants`: at a price of at most
-    :data:`SNAP_PRICE` of the best constant's loss ``baseline``), keep the Pareto front.
+    :data:`SNAP_PRICE` of the best constant's loss ``baseline``; not on integer targets), keep
+    the Pareto front.
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
     the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
@@ -642,8 +664,11 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed
     if k <= maxsize and np.isfinite(exact) and (k not in best or exact <= best[k][0] * (1 + 1e-12) + 1e-300):
         best[k] = (exact, *const)
     snapped, best = best, {}
+    # on integer targets an integral model predicts on the targets' lattice, where ties make a
+    # quantile model's coverage jump: constants are made integers on other targets only
+    snap = not np.all(y[w > 0] == np.round(y[w > 0]))
     for c, (loss, ops, feats, vals) in sorted(snapped.items()):
-        if c != k or len(ops) > 1:  # (the best constant stays exact)
+        if snap and (c != k or len(ops) > 1):  # (the best constant stays exact)
             new_loss, new_vals = run.snap_constants(ops, feats, vals, loss, SNAP_PRICE * baseline)
             if not np.array_equal(new_vals, vals):  # x * 1 and x + 0 simplify away
                 out = tuple(np.empty(len(ops), dtype=a.dtype) for a in (ops, feats, vals))

@@ -18,7 +18,7 @@ from ..base import QuantileScoreMixin
 from ..losses import Pinball, Squared
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, to_sympy, to_string
-from ._front import EngineFit, pareto_scores
+from ._front import EngineFit, calibration_tolerance, pareto_scores
 from ._parameters import SQR_PARAMETERS, fit_plan, level_losses, validated
 from ._pysr import fit_fronts, pysr_available
 from ._search import constant_baseline, search_fronts
@@ -110,13 +110,6 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     y = (loss - loss.min()) / span if span > 0 else np.zeros_like(loss)
     gain = 1.0 - x - y  # proportional to the distance below the chord from (0, 1) to (1, 0)
     return int(np.argmax(gain)) if gain.max() > 1e-12 else int(np.argmin(loss))
-
-
-def calibration_tolerance(quantile, sample_weight) -> float:
-    """Two binomial standard errors of a coverage at ``quantile`` (Kish effective size), plus 1/n."""
-    w = np.asarray(sample_weight, dtype=float)
-    n_eff = w.sum() ** 2 / np.sum(w * w)
-    return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)
 
 
 def _subsample(X, y, w, plan):
