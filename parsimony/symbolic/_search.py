@@ -31,7 +31,7 @@ from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, POLISH_EVALUATIONS, POLISH_ROWS, Candidates, Front, run_phase,
 )
 from ._random import new_state
-from ._stepwise import compile_step, stage_models
+from ._stepwise import compile_step, stage_models, stage_runs
 
 FREQUENCY_WINDOW = 10_000.0
 
@@ -629,8 +629,8 @@ SNAP_PRICE = 1e-3
 def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, make integral the
     constants that may be (:meth:`_Evolution.snap_constants`: at a price of at most
-    :data:`SNAP_PRICE` of the best constant's loss ``baseline``; not on integer targets), keep
-    the Pareto front.
+    :data:`SNAP_PRICE` of the best constant's loss ``baseline``; not on integer targets nor on
+    fewer than ``MIN_ROWS`` distinct rows), keep the Pareto front.
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
     the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
@@ -665,8 +665,10 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed
         best[k] = (exact, *const)
     snapped, best = best, {}
     # on integer targets an integral model predicts on the targets' lattice, where ties make a
-    # quantile model's coverage jump: constants are made integers on other targets only
-    snap = not np.all(y[w > 0] == np.round(y[w > 0]))
+    # quantile model's coverage jump; on fewer than MIN_ROWS distinct rows (where the additive
+    # stage does not run either) no constant is known to its units: constants are made integers
+    # on other data only
+    snap = not np.all(y[w > 0] == np.round(y[w > 0])) and stage_runs(data.Xt.T, y, w)
     for c, (loss, ops, feats, vals) in sorted(snapped.items()):
         if snap and (c != k or len(ops) > 1):  # (the best constant stays exact)
             new_loss, new_vals = run.snap_constants(ops, feats, vals, loss, SNAP_PRICE * baseline)
