@@ -70,22 +70,20 @@ def _dictionary(X, features, phase=None):
     non-finite or constant columns dropped."""
     cols, terms = [], []
     sub = X[:, features]
+
+    def add(e, extra=()):  # the monomial of exponents ``e`` on ``features``, times the ``extra`` columns
+        cols.append(np.prod([sub[:, k] ** float(v) for k, v in enumerate(e) if v] + list(extra), axis=0))
+        return {int(features[k]): v for k, v in enumerate(e) if v}
+
     with np.errstate(all="ignore"):
         for e in _monomials(len(features)):
-            col = np.prod([sub[:, k] ** float(v) for k, v in enumerate(e) if v], axis=0)
-            cols.append(col)
-            terms.append(("m", tuple(int(features[k]) for k, v in enumerate(e) for _ in range(abs(v)) if v > 0),
-                          tuple(int(features[k]) for k, v in enumerate(e) for _ in range(abs(v)) if v < 0)))
+            terms.append(_term(add(e)))
         for a, b in itertools.combinations(features, 2):
             cols.append((X[:, a] - X[:, b]) ** 2)
             terms.append(("d", int(a), int(b)))
         if phase is not None:  # the phase alone and times a monomial of at most two factors
             for e in [(0,) * len(features)] + [e for e in _monomials(len(features)) if sum(map(abs, e)) <= 2]:
-                col = np.prod([sub[:, k] ** float(v) for k, v in enumerate(e) if v] + [phase[1]], axis=0)
-                cols.append(col)
-                terms.append(("m", tuple(sorted([phase[0]] + [int(features[k]) for k, v in enumerate(e)
-                                                              for _ in range(abs(v)) if v > 0])),
-                              tuple(int(features[k]) for k, v in enumerate(e) for _ in range(abs(v)) if v < 0)))
+                terms.append(_term({**add(e, [phase[1]]), phase[0]: 1}))
     cols = np.array(cols)
     ok = np.all(np.isfinite(cols), axis=1) & (np.ptp(cols, axis=1) > 0)
     return cols[ok], [t for t, k in zip(terms, ok) if k]
@@ -371,15 +369,17 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
     variance, within ``maxsize``, over the :data:`FEATURES` first features of ``order``: the
     :data:`MAX_FORMS` best (least variance left per token, :data:`TOKEN_PRICE`) of distinct
     shapes, a list of ``(ops, feats, vals)``; and the number of forms fitted."""
-    features = np.sort(np.asarray(order[:FEATURES], dtype=np.int64))
     writer = _Writer(binops, unops)
+    if not {ADD, SUB, MUL, DIV} <= writer.binops:
+        return [], 0
+    features = np.sort(np.asarray(order[:FEATURES], dtype=np.int64))
     phase = _phase(X, y, features) if COS in writer.unops else None
     if phase is not None:
         writer.phase = {X.shape[1]: phase[0]}
         X = np.c_[X, phase[1]]
         phase = (X.shape[1] - 1, phase[1])
     cols, terms = _dictionary(X, features, phase)
-    if not {ADD, SUB, MUL, DIV} <= writer.binops or len(terms) == 0:
+    if len(terms) == 0:
         return [], 0
     if SQUARE not in writer.unops:  # (x_i - x_j)^2 is written with it
         keep = [j for j, term in enumerate(terms) if term[0] == "m"]
@@ -398,9 +398,11 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
                 continue
             fitted += 1
             coefs, constant = _fit(both, t, w, selected, k)
+            variants = [(coefs, constant)]
             integral = _rounded(coefs, constant, t, w / w.sum(), ROUND)
-            for coefs, constant in [(coefs, constant)] + [integral] * (not np.array_equal(integral[0], coefs)
-                                                                      or integral[1] != constant):
+            if not np.array_equal(integral[0], coefs) or integral[1] != constant:
+                variants.append(integral)
+            for coefs, constant in variants:
                 share = _share(both, t, w, selected, k, coefs, constant)
                 if share > 1 - MIN_R2:
                     continue

@@ -346,25 +346,24 @@ class _Evolution:
         (``29.283 - 28.105*x0`` made ``29 - 28*x0`` costs little loss on noisy data, but moves
         the median of the rows with ``x0 = 0``). ``1.001`` fitted to noisy data of a law with a 1
         in it is the 1; ``0.159`` stays."""
-        n, vals = len(ops), vals.copy()
-        base = tree_loss(ops, feats, vals, n, self.data, self.full_ws)
+        data, n, vals = self.data, len(ops), vals.copy()
+        base = tree_loss(ops, feats, vals, n, data, self.full_ws)
         if not np.isfinite(base):
             return loss, vals
-        data = self.data
         tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
         tolerance = calibration_tolerance(tau, data.w) if data.loss_kind != LOSS_SQUARED else np.inf
         free = [int(i) for i in np.flatnonzero(ops == CONST)]
-        refit = self.data.y.shape[0] <= POLISH_ROWS
+        refit = data.y.shape[0] <= POLISH_ROWS
         for i in list(free):
             value = float(np.round(vals[i]))
             if value == vals[i]:
                 continue
             trial = vals.copy()
             trial[i] = value
-            new = tree_loss(ops, feats, trial, n, self.data, self.full_ws)
+            new = tree_loss(ops, feats, trial, n, data, self.full_ws)
             others = np.array([j for j in free if j != i], dtype=np.int64)
             if refit and others.size and np.isfinite(new):
-                new = optimize_at(others, ops, feats, trial, n, self.data, self.full_ws, new_state(0), new,
+                new = optimize_at(others, ops, feats, trial, n, data, self.full_ws, new_state(0), new,
                                   POLISH_EVALUATIONS, 0, 4)
             if (np.isfinite(new) and new <= base + allowance
                     and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):

@@ -82,11 +82,12 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
         if not token_price >= 0:
             raise ValueError(f"token_price must be a number >= 0, got {token_price!r}")
         cost = loss / baseline + token_price * c
-        exact = (loss <= EXACT_LOSS * baseline) & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
+        reproduces = loss <= EXACT_LOSS * baseline  # the targets up to rounding
+        exact = reproduces & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
         if exact.any():  # the targets' law, not a fit of them: no approximation is cheaper
             return int(np.flatnonzero(exact)[np.argmin(c[exact])])
         cheapest = int(np.argmin(cost))
-        calibrated = calibrated | (loss <= EXACT_LOSS * baseline)  # exact up to rounding: coverage is only ties
+        calibrated = calibrated | reproduces  # exact up to rounding: coverage is only ties
         if calibrated.any():
             rows = np.flatnonzero(calibrated)
             best = int(rows[np.argmin(cost[rows])])
