@@ -13,6 +13,11 @@ scaling, ``max_length=30``, 6.8 s CPU a fit).
 
     python benchmarks/sqr_friedman1.py [--quantiles 0.5 0.9] [--set maxsize=30]
         [--variant big:maxsize=30 --variant long:niterations=160] [--folds 0 1 2 3 4] [--models]
+
+``--scaling 100000 1000000`` instead times one default fit (the first level of ``--quantiles``,
+``--set`` applied) on that many rows of the same function (ten uniform features, noise sd 1,
+seed 0) and prints CPU seconds, seconds per 100,000 rows and the selected model, beside the
+issue's anchor (38 s at 1,000,000 rows, a linear model).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from parsimony.metrics import normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor  # noqa: E402
 
 ANCHORS = {0.5: ("pyoperon (issue 27: max_length=30, 6.8 s CPU)", 0.0234)}
+SCALING_ANCHOR = (1_000_000, 38.0)  # issue 27: rows, CPU seconds of a default fit when it was filed
 
 
 def friedman1(X):
@@ -75,6 +81,22 @@ def sqr_folds(X, y, tau, settings, folds, whole_range):
     return np.array(nql), np.array(cpu), models
 
 
+def scaling(sizes, tau, settings):
+    """CPU seconds of one fit on each of ``sizes`` rows of Friedman #1 (noise sd 1, seed 0)."""
+    print(f"\nfriedman1, {', '.join(map(str, sizes))} rows, tau={tau}: CPU seconds of one fit "
+          f"(issue 27 anchor: {SCALING_ANCHOR[1]:.0f} s at {SCALING_ANCHOR[0]:,} rows)", flush=True)
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        X = rng.uniform(size=(n, 10))
+        y = friedman1(X) + rng.normal(size=n)
+        model = SymbolicQuantileRegressor(quantile=tau, random_state=0, progress=False, **settings)
+        start = time.process_time()
+        model.fit(X, y)
+        cpu = time.process_time() - start
+        print(f"  {n:>10,} rows  CPU {cpu:7.1f} s  ({cpu / n * 1e5:.2f} s per 100,000 rows)  "
+              f"[{model.complexity_}] {model.export_text(decimals=3)}", flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quantiles", nargs="*", type=float, default=[0.5, 0.9])
@@ -83,7 +105,14 @@ def main(argv=None):
     parser.add_argument("--variant", action="append", default=[], metavar="LABEL:NAME=VALUE,...",
                         help="another SQR row with these settings (repeatable)")
     parser.add_argument("--models", action="store_true", help="print every selected model")
+    parser.add_argument("--scaling", nargs="*", type=int, default=None, metavar="ROWS",
+                        help="time one fit on each of these many rows instead")
     args = parser.parse_args(argv)
+    if args.scaling:
+        SymbolicQuantileRegressor(niterations=1, progress=False, random_state=0).fit(  # compile / load
+            np.random.default_rng(0).uniform(size=(50, 10)), np.arange(50.0))
+        scaling(args.scaling, args.quantiles[0], parse_settings(args.set))
+        return
     X, y, _ = load_benchmark_dataset("friedman1")
     whole_range = float(np.ptp(y))
     rows = [("SQR " + (" ".join(args.set) or "default"), parse_settings(args.set))]
