@@ -32,7 +32,10 @@ squares for the squared loss). A candidate *replaces* the terms of the sum on it
 only (``(x2 - b)^2`` replaces ``x2``; ``sin(a*x0*x1 + b)`` replaces ``x0``, ``x1`` and
 ``(x0*x1 - b)^2``): it is screened and fitted on the residual with their part added back, and
 pays only for the tokens it adds. A product or ratio is a candidate once both its features are
-in the sum (strong heredity: a product of two relevant features is not mistaken for their sum).
+in the sum (strong heredity: a product of two relevant features is not mistaken for their sum);
+a wave of a shifted product needs no such heredity, as its pair was screened on the target (where
+the pair's features are correlated, a wave of one of them can stand for the interaction and keep
+the other out of the sum: 620_fri_c1_1000_25 of PMLB, ``corr(x0, x1) = 0.89``).
 After a step, every term's inner constants are refitted on its partial residual (backfitting,
 its operator free among those no more complex), a term worth less per token than half the last
 one added leaves, and the candidates on the sum's bases are refitted on what they would
@@ -828,7 +831,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         _residual(m_cols, k, coef, offset, y, w, -1, r)
         # screening: the best few by least-squares gain per token (net of the terms a candidate
         # replaces: those on its features only), and the best by gain; a product or ratio once
-        # both its features are in the sum (strong heredity)
+        # both its features are in the sum (strong heredity), a shifted product's wave at once
         present[:] = False
         for t in range(k):
             present[b_pair[m_base[t], 0]] = True
@@ -837,7 +840,8 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         top_q, top_g = -1, 0.0
         for q in range(nc):
             kb = c_base[q]
-            if used_cand[q] or (b_len[kb] > 1 and not (present[b_pair[kb, 0]] and present[b_pair[kb, 1]])):
+            if used_cand[q] or (b_len[kb] > 1 and not shifted[kb]
+                                and not (present[b_pair[kb, 0]] and present[b_pair[kb, 1]])):
                 continue
             cost = _term_complexity(b_ops[kb], b_len[kb], c_op[q], c_a[q], c_b[q], weights)
             freed = _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)

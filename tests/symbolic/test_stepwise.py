@@ -165,6 +165,30 @@ def test_the_stage_recovers_a_wave_of_a_shifted_product():
                                10 * np.sin(np.pi * U_new[:, 0] * U_new[:, 1]) + 10 * U_new[:, 3], rtol=1e-4, atol=1e-4)
 
 
+def test_a_wave_of_a_shifted_product_needs_no_heredity():
+    # Friedman #1 on correlated gaussian features (as PMLB's fri_c1 sets: corr(x0, x1) = 0.89): a wave
+    # of x1 alone stands for sin(pi*u0*u1) and x0 enters no term of its own, so strong heredity would
+    # never offer the wave of (x0 + b)*(x1 + c)
+    import sympy
+    from scipy.stats import norm
+
+    from parsimony.symbolic._expressions import to_sympy
+
+    corr = np.eye(8)
+    corr[0, 1] = corr[1, 0] = 0.89
+    corr[0, 2] = corr[2, 0] = 0.43
+    symbols = sympy.symbols("x0:8")
+    for seed in (0, 1, 2):  # none of them before (and 7 of seeds 0-9 now)
+        rng = np.random.default_rng(seed)
+        X = rng.multivariate_normal(np.zeros(8), corr, size=800)
+        U = norm.cdf(X)
+        y = (10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 20 * (U[:, 2] - 0.5) ** 2 + 10 * U[:, 3] + 5 * U[:, 4]
+             + rng.standard_normal(800))
+        waves = [wave for ops, feats, vals in _models(X, y, loss=LOSS_PINBALL)
+                 for wave in to_sympy(ops, feats, vals, len(ops), symbols).atoms(sympy.sin, sympy.cos)]
+        assert any({symbols[0], symbols[1]} <= wave.free_symbols for wave in waves), (seed, waves)
+
+
 def test_a_wave_of_a_plain_product_gets_no_shifts():
     import sympy
 
