@@ -22,7 +22,7 @@ import numpy as np
 from .._numba import compiled_kernels, precompile, restart_eta
 from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED, loss_from_code
 from . import _engine
-from ._engine import Grammar, KernelSettings, Population, Search, kernel_settings, simplify_tree
+from ._engine import Grammar, KernelSettings, Population, Search, _line_form, free_offset, kernel_settings, simplify_tree
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
@@ -345,7 +345,9 @@ class _Evolution:
         :func:`~parsimony.symbolic._front.calibration_tolerance` of the level
         (``29.283 - 28.105*x0`` made ``29 - 28*x0`` costs little loss on noisy data, but moves
         the median of the rows with ``x0 = 0``). ``1.001`` fitted to noisy data of a law with a 1
-        in it is the 1; ``0.159`` stays."""
+        in it is the 1; ``0.159`` stays. The offset (``a`` of ``f + a``) calibrates a quantile: it
+        becomes 0 or stays, and after any change takes its loss-optimal value on all rows
+        (:func:`~parsimony.symbolic._engine.free_offset`), as the polished entries' offsets do."""
         data, n, vals = self.data, len(ops), vals.copy()
         base = tree_loss(ops, feats, vals, n, data, self.full_ws)
         if not np.isfinite(base):
@@ -353,10 +355,12 @@ class _Evolution:
         tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
         tolerance = calibration_tolerance(tau, data.w) if data.loss_kind != LOSS_SQUARED else np.inf
         free = [int(i) for i in np.flatnonzero(ops == CONST)]
+        offset = _line_form(ops, n).add_slot if n > 1 else -1
         refit = data.y.shape[0] <= POLISH_ROWS
+        snapped = False
         for i in list(free):
             value = float(np.round(vals[i]))
-            if value == vals[i]:
+            if value == vals[i] or (i == offset and value != 0.0):  # the offset calibrates: 0 or as fitted
                 continue
             trial = vals.copy()
             trial[i] = value
@@ -367,8 +371,12 @@ class _Evolution:
                                   POLISH_EVALUATIONS, 0, 4)
             if (np.isfinite(new) and new <= base + allowance
                     and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):
-                vals, loss = trial, new
+                vals, loss, snapped = trial, new, True
                 free.remove(i)
+        if snapped and offset >= 0 and vals[offset] != 0.0:  # its loss-optimal value on all rows
+            tree_loss(ops, feats, vals, n, data, self.full_ws)  # leaves the values in the workspace
+            loss = free_offset((ops.copy(), feats.copy(), vals), n, loss, 0, n, data, self.full_ws, self.front.resid,
+                               self.search.grammar.weights, self.front.settings)[1]
         return loss, vals
 
     def _coverage(self, ops, feats, vals):
