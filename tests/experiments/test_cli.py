@@ -202,8 +202,11 @@ def test_ctrl_c_says_what_was_stored_and_how_to_resume(tmp_path):
     command = [sys.executable, "-c", _SLOW_CLI, "bench", "run", "--datasets", "heteroskedastic,friedman1",
                "--methods", "QDT", "--folds", "2", "--budget", "tiny", "--n-jobs", "1", "--no-progress",
                "--store", str(store)]
+    # a child inherits an ignored SIGINT (which a library may have set in this test worker), and Python
+    # then never raises KeyboardInterrupt: the child gets the default disposition back
     proc = subprocess.Popen([*command, "--seeds", ",".join(map(str, range(40)))], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 180
     count = 0
     while time.time() < deadline and proc.poll() is None:
