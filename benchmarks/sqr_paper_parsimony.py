@@ -70,7 +70,7 @@ class Best:
         """``g`` (train) and ``gt`` (test) values of a shape; offers it bare and with a fitted outer
         constant (``+ c``, ``c - g``, ``c*g``, ``c/g``: one node more each)."""
         with np.errstate(all="ignore"):
-            if not (np.all(np.isfinite(g)) and np.all(np.isfinite(gt))):
+            if not np.all(np.isfinite(g)):
                 return
             yield_ = [(g, gt, text, 0)]
             c = best_offset(self.y, g, self.tau)
@@ -80,17 +80,22 @@ class Best:
             c = best_scale(self.y, g, self.tau)
             yield_.append((c * g, c * gt, f"c*{text}", 2))
             inv, invt = 1 / g, 1 / gt
-            if np.all(np.isfinite(inv)) and np.all(np.isfinite(invt)):
+            if np.all(np.isfinite(inv)):
                 c = best_scale(self.y, inv, self.tau)
                 yield_.append((c * inv, c * invt, f"c/{text}", 2))
         return yield_
 
     def consider(self, candidates, budget, nodes):
+        """Keep the candidate of lowest training loss among those finite on the training rows; its test
+        predictions as ``SymbolicQuantileRegressor.predict`` makes them (NaN: the training median,
+        infinities: clipped to the training range)."""
         for g, gt, text, extra in candidates or []:
-            if nodes + extra <= budget:
+            if nodes + extra <= budget and np.all(np.isfinite(g)):
                 loss = pinball(self.y - g, self.tau)
                 if loss < self.loss:
-                    self.loss, self.text, self.pred = loss, text, gt
+                    with np.errstate(all="ignore"):
+                        pred = np.where(np.isnan(gt), np.median(g), np.clip(gt, g.min(), g.max()))
+                    self.loss, self.text, self.pred = loss, text, pred
 
 
 def search(X, y, Xt, yt, tau, budget, grid):
