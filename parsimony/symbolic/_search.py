@@ -380,11 +380,13 @@ class _Evolution:
         return loss, vals
 
     def _coverage(self, ops, feats, vals):
-        """The weighted share of the targets at or below the expression's predictions."""
+        """:func:`~parsimony.metrics.coverage` of the expression on the training rows."""
+        from ..metrics import coverage  # (parsimony.metrics imports this package)
+
         data = self.data
         pred = np.empty(data.y.shape[0])
         evaluate(ops, feats, vals, len(ops), data.Xt, self.full_ws, pred)
-        return float(np.sum(data.w * (data.y <= pred)) / np.sum(data.w))
+        return coverage(data.y, pred, data.w)
 
     def compile_kernels(self, maxsize, stage=None):
         """Compile (or load from numba's cache) the kernels of the search and of its final front

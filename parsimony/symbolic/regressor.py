@@ -303,6 +303,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
 
     def _install(self, X, y, w, plan, result: EngineFit):
         """Set the fitted attributes from the engine's fronts on the (subsampled) training data."""
+        from ..metrics import coverage  # (parsimony.metrics imports this package)
+
         self.feature_names_ = input_feature_names(self)
         self.operators_ = plan.operators
         self.complexity_weights_ = plan.weights
@@ -316,7 +318,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self._train_ranges = []  # per front row: (min, max, median) of the training predictions
         for k, frame in enumerate(frames):
             preds = [self._evaluate(X, k, i) for i in range(len(frame))]
-            frame["coverage"] = [float(np.average(y <= p, weights=w)) for p in preds]
+            frame["coverage"] = [coverage(y, p, w) for p in preds]
             self._train_ranges.append([(float(np.min(p)), float(np.max(p)), float(np.median(p))) for p in preds])
         n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
         indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
