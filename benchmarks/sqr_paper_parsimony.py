@@ -31,59 +31,54 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sqr_peers import benchmark_folds, load_xy  # noqa: E402
 from sqr_srbench import paper_table  # noqa: E402
 
+from parsimony.losses import Pinball  # noqa: E402
+from parsimony.metrics import normalized_quantile_loss, pinball_loss  # noqa: E402
+from parsimony.symbolic._scaling import _slope_through  # noqa: E402
+
 UNARY = {"square": np.square, "sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos}
 BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}
 
 
-def pinball(r, tau) -> float:
-    return float(np.mean(np.maximum(tau * r, (tau - 1) * r)))
-
-
 def best_offset(y, g, tau):
-    """The pinball-optimal ``c`` of ``g + c``: the tau-quantile of ``y - g`` (lower)."""
-    r = np.sort(y - g)
-    return r[max(int(np.ceil(tau * len(r))) - 1, 0)]
+    """The pinball-optimal ``c`` of ``g + c``: the best constant for ``y - g``."""
+    return Pinball(tau).optimal_constant(y - g)
 
 
 def best_scale(y, g, tau):
-    """The pinball-optimal ``c`` of ``c*g``: ``sum |g_i| rho_tau_i(y_i/g_i - c)`` is convex and piecewise
-    linear in ``c`` (``tau_i = tau`` where ``g_i > 0``, ``1 - tau`` where ``g_i < 0``); its minimum is the
-    first ratio where the weights passed reach ``sum |g_i| tau_i``."""
-    keep = g != 0
-    if not keep.any():
-        return 0.0
-    q, a = y[keep] / g[keep], np.abs(g[keep])
-    t = np.where(g[keep] > 0, tau, 1 - tau)
-    order = np.argsort(q)
-    reach = np.searchsorted(np.cumsum(a[order]), np.sum(a * t))
-    return q[order][min(reach, len(q) - 1)]
+    """The pinball-optimal ``c`` of ``c*g``: the slope of the best line through the origin, the
+    exact scaling's own step (:func:`~parsimony.symbolic._scaling._slope_through` with the origin,
+    appended as a last point, for pivot)."""
+    n = len(y) + 1
+    f, t = np.append(g, 0.0), np.append(y, 0.0)
+    slope, _ = _slope_through(f, t, np.ones(n), tau, n - 1, np.empty(n), np.empty(n), np.empty(n, dtype=np.int64))
+    return slope
 
 
 class Best:
     """The lowest training loss seen, the expression's text and its test predictions."""
 
-    def __init__(self, y, yt, tau):
-        self.y, self.yt, self.tau = y, yt, tau
+    def __init__(self, y, tau):
+        self.y, self.tau = y, tau
         self.loss, self.text, self.pred = np.inf, "", None
 
     def offer(self, g, gt, text):
         """``g`` (train) and ``gt`` (test) values of a shape; offers it bare and with a fitted outer
-        constant (``+ c``, ``c - g``, ``c*g``, ``c/g``: one node more each)."""
+        constant (``+ c``, ``c - g``, ``c*g``, ``c/g``: two nodes more each)."""
         with np.errstate(all="ignore"):
             if not np.all(np.isfinite(g)):
                 return
-            yield_ = [(g, gt, text, 0)]
+            offered = [(g, gt, text, 0)]
             c = best_offset(self.y, g, self.tau)
-            yield_.append((g + c, gt + c, f"{text} + c", 2))
+            offered.append((g + c, gt + c, f"{text} + c", 2))
             c = best_offset(self.y, -g, self.tau)
-            yield_.append((c - g, c - gt, f"c - {text}", 2))
+            offered.append((c - g, c - gt, f"c - {text}", 2))
             c = best_scale(self.y, g, self.tau)
-            yield_.append((c * g, c * gt, f"c*{text}", 2))
+            offered.append((c * g, c * gt, f"c*{text}", 2))
             inv, invt = 1 / g, 1 / gt
             if np.all(np.isfinite(inv)):
                 c = best_scale(self.y, inv, self.tau)
-                yield_.append((c * inv, c * invt, f"c/{text}", 2))
-        return yield_
+                offered.append((c * inv, c * invt, f"c/{text}", 2))
+        return offered
 
     def consider(self, candidates, budget, nodes):
         """Keep the candidate of lowest training loss among those finite on the training rows; its test
@@ -91,7 +86,7 @@ class Best:
         infinities: clipped to the training range)."""
         for g, gt, text, extra in candidates or []:
             if nodes + extra <= budget and np.all(np.isfinite(g)):
-                loss = pinball(self.y - g, self.tau)
+                loss = pinball_loss(self.y, g, self.tau)
                 if loss < self.loss:
                     with np.errstate(all="ignore"):
                         pred = np.where(np.isnan(gt), np.median(g), np.clip(gt, g.min(), g.max()))
@@ -100,7 +95,7 @@ class Best:
 
 def search(X, y, Xt, yt, tau, budget, grid):
     """The expression of at most ``budget`` nodes of lowest training loss: ``(text, test predictions)``."""
-    best = Best(y, yt, tau)
+    best = Best(y, tau)
     d = X.shape[1]
     c = best_offset(y, np.zeros_like(y), tau)
     best.consider([(np.full_like(y, c), np.full_like(yt, c), "c", 0)], budget, 1)
@@ -165,7 +160,7 @@ def main(argv=None):
         nqls, texts = [], []
         for train, test in benchmark_folds(X):
             text, pred = search(X[train], y[train], X[test], y[test], args.tau, args.nodes, args.grid)
-            nqls.append(pinball(y[test] - pred, args.tau) / span)
+            nqls.append(normalized_quantile_loss(y[test], pred, args.tau, y_range=span))
             texts.append(text)
         ref = paper.get((args.tau, name), {})
         print(f"{name:24s} <= {args.nodes} nodes: NQL {np.mean(nqls):.4f} | paper: NQL {ref.get('nql', np.nan):.2f} "
