@@ -278,7 +278,8 @@ def report(results, peers, paper, n_folds=5, baseline=None) -> list[dict]:
             add("-", tau, "info: eggp mean parsimony (its sets)", eggp_sets.eggp_parsimony.mean(), np.nan, None,
                 len(eggp_sets))
     summary = pd.DataFrame(criteria)
-    print("Issue 15 'Must hold' (whole-range NQL; each peer compared on the sets where it has every fold)")
+    print("Issue 27 item 3: issue 15's 'Must hold' with issue 27's Friedman targets "
+          "(whole-range NQL; each peer compared on the sets where it has every fold)")
     print(summary.to_string(index=False))
     return criteria
 
