@@ -31,6 +31,7 @@ import itertools
 
 import numpy as np
 
+from .._numba import njit
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
 
 FEATURES = 6  # monomials over this many of the most relevant features
@@ -46,6 +47,7 @@ SNAP = 1e-6  # a coefficient this close (relative) to an integer is the integer
 ROUND = 0.01  # a form is also offered with the coefficients this close to integers made integers
 LINEARISED = 10  # a support is fitted when its linearised residual is at most this times that
 EXACT = 1e-12  # a form whose residual is this share of T(y)'s variance reproduces it: stop
+TRIPLE_GATE = 0.05  # a numerator's sum leaves at most this share: every triple is tried (:func:`_best_triples`)
 TRANSFORMS = ("identity", "square", "inverse", "log")
 INVERSE_OP = {"square": SQRT, "log": EXP}  # the unary operator writing T^-1 (inverse: 1/...)
 
@@ -134,6 +136,49 @@ def _beam(G, b, total, beams, allowed):
             return
 
 
+@njit(error_model="numpy")
+def _best_triples(G, b, k, rss, pairs):
+    """For each denominator column ``j >= k`` of the Gram matrix ``G`` (products ``b`` with the
+    target), the two numerator columns ``i < l < k`` whose least squares with ``j`` leaves the
+    least residual: ``rss[j - k]`` (the sum of squares removed, to subtract from the total) and
+    ``pairs[j - k] = (i, l)``; ``-1`` where none is independent of ``j``. Exhaustive: the forms
+    whose parts explain little one or two at a time (``(m1*r1 + m2*r2)/(m1 + m2)``) too."""
+    m = b.shape[0]
+    scale = 0.0
+    for j in range(m):
+        scale = max(scale, G[j, j])
+    gp = np.empty(k)
+    bp = np.empty(k)
+    dp = np.empty(k)
+    for j in range(k, m):
+        rss[j - k] = -1.0
+        pairs[j - k, 0] = -1
+        pairs[j - k, 1] = -1
+        djj = G[j, j]
+        if djj <= 1e-12 * scale:
+            continue
+        for i in range(k):  # the numerator columns with column j projected out
+            gp[i] = G[i, j] / djj
+            bp[i] = b[i] - gp[i] * b[j]
+            dp[i] = G[i, i] - gp[i] * G[i, j]
+        base = b[j] * b[j] / djj
+        for i in range(k):
+            if dp[i] <= 1e-9 * G[i, i]:
+                continue
+            for l in range(i + 1, k):
+                if dp[l] <= 1e-9 * G[l, l]:
+                    continue
+                gil = G[i, l] - gp[i] * G[l, j]
+                det = dp[i] * dp[l] - gil * gil
+                if det <= 1e-9 * dp[i] * dp[l]:
+                    continue
+                gain = base + (bp[i] * bp[i] * dp[l] - 2.0 * bp[i] * bp[l] * gil + bp[l] * bp[l] * dp[i]) / det
+                if gain > rss[j - k]:
+                    rss[j - k] = gain
+                    pairs[j - k, 0] = i
+                    pairs[j - k, 1] = l
+
+
 def _supports(cols, t, w, k):
     """Candidate supports for ``t`` among the columns ``cols``, of which those from ``k`` on are a
     denominator's (``-t`` times a monomial); yields ``(support, residual share)``.
@@ -143,7 +188,11 @@ def _supports(cols, t, w, k):
     and a denominator column, all scored exactly. Denominators are kept to one column, and kept
     out of the first search, because ``1 + sum b_j h_j`` of a few columns can nearly vanish on
     the data, and ``t`` times one column (``y*omega_0``) can explain most of ``t``: either would
-    crowd the beam with fits of the linearisation that are none of the form."""
+    crowd the beam with fits of the linearisation that are none of the form. Where a sum of
+    numerator columns alone leaves at most :data:`TRIPLE_GATE` of the variance (data a formula
+    nearly reproduces; the linearisation's residual, small also on noisy data, would not tell),
+    the :data:`BEAM` best supports of two numerator columns and one denominator column, each
+    denominator's best pair (:func:`_best_triples`, exhaustive), follow."""
     p = w / w.sum()
     sw = np.sqrt(p)
     A = (cols - (cols @ p)[:, None]) * sw
@@ -151,7 +200,9 @@ def _supports(cols, t, w, k):
     total = r @ r
     G, b = A @ A.T, A @ r
     numerator = np.arange(len(b)) < k
+    closest = np.inf
     for support, rss in _beam(G, b, total, [((), total)], numerator):
+        closest = min(closest, rss)
         yield list(support), max(rss, 0.0) / total
     # pairs (i, j), i a numerator column and j a denominator's: the residual after both
     d = np.diag(G)
@@ -164,13 +215,19 @@ def _supports(cols, t, w, k):
     best = np.argpartition(-flat, BEAM)[:BEAM] if flat.size > BEAM else np.arange(flat.size)
     pairs = [((int(i), int(j) + k), total - flat[f]) for f in best for i, j in [np.unravel_index(f, gain.shape)]
              if flat[f] > 0]
-    if not pairs:
+    if pairs:
+        pairs.sort(key=lambda item: (item[1], item[0]))
+        for support, rss in pairs:
+            yield list(support), max(rss, 0.0) / total
+        for support, rss in _beam(G, b, total, pairs, numerator):
+            yield list(support), max(rss, 0.0) / total
+    if not closest <= TRIPLE_GATE * total or closest <= EXACT * total:
         return
-    pairs.sort(key=lambda item: (item[1], item[0]))
-    for support, rss in pairs:
-        yield list(support), max(rss, 0.0) / total
-    for support, rss in _beam(G, b, total, pairs, numerator):
-        yield list(support), max(rss, 0.0) / total
+    removed, best = np.empty(len(b) - k), np.empty((len(b) - k, 2), dtype=np.int64)
+    _best_triples(np.ascontiguousarray(G), np.ascontiguousarray(b), k, removed, best)
+    for j in np.argsort(-removed, kind="stable")[:BEAM]:
+        if removed[j] > 0:
+            yield [int(best[j, 0]), int(best[j, 1]), int(j) + k], max(total - removed[j], 0.0) / total
 
 
 def _fit(cols, t, w, support, k):

@@ -157,3 +157,51 @@ def test_integral_constants_keep_a_quantile_calibrated():
         model = SymbolicQuantileRegressor(quantile=quantile, niterations=3, random_state=0, progress=False).fit(X, y)
         # 29 - 28*x0 would cost the loss little (0.3 of a 3 sd) but move the coverage by ~0.04
         assert abs(np.mean(y <= model.predict(X)) - quantile) <= calibration_tolerance(quantile, np.ones(5000))
+
+
+def test_best_triples_match_an_exhaustive_least_squares():
+    from parsimony.symbolic._rational import _best_triples
+
+    rng = np.random.default_rng(10)
+    n, k, m = 40, 7, 11  # columns 0..6 numerators, 7..10 denominators
+    A = rng.normal(size=(m, n))
+    A[8] = A[2] * 3.0  # a denominator column that is a numerator column: pairs with it are dependent
+    r = A[1] - 0.5 * A[4] + 0.2 * A[9] + 0.3 * rng.normal(size=n)
+    G, b = A @ A.T, A @ r
+    removed, best = np.empty(m - k), np.empty((m - k, 2), dtype=np.int64)
+    _best_triples(G, b, k, removed, best)
+    for j in range(k, m):
+        fits = {}
+        for i in range(k):
+            for l in range(i + 1, k):
+                S = [i, l, j]
+                if np.linalg.matrix_rank(A[S]) < 3:
+                    continue
+                coef = np.linalg.lstsq(A[S].T, r, rcond=None)[0]
+                fits[(i, l)] = r @ r - np.sum((r - A[S].T @ coef) ** 2)
+        (i, l), gain = max(fits.items(), key=lambda item: item[1])
+        assert tuple(best[j - k]) == (i, l)
+        np.testing.assert_allclose(removed[j - k], gain, rtol=1e-9)
+    assert tuple(best[9 - k]) == (1, 4)
+
+
+def _weighted_mean(X):  # (m1*r1 + m2*r2)/(m1 + m2), Feynman I.18.4
+    return (X[:, 0] * X[:, 2] + X[:, 1] * X[:, 3]) / (X[:, 0] + X[:, 1])
+
+
+def _velocity_sum(X):  # (u + v)/(1 + u*v/c^2), Feynman I.16.6
+    return (X[:, 1] + X[:, 2]) / (1 + X[:, 1] * X[:, 2] / X[:, 0] ** 2)
+
+
+@pytest.mark.parametrize("law, n_features", [(_weighted_mean, 4), (_velocity_sum, 3)])
+def test_forms_whose_parts_explain_little_alone_are_found_exactly(law, n_features, monkeypatch):
+    import parsimony.symbolic._rational as rational
+
+    rng = np.random.default_rng(11)
+    X = _uniform(rng, 1000, [(1, 5)] * n_features)
+    exact = _exact(_forms(X, law(X)), X, law(X))
+    assert exact
+    X_new = _uniform(rng, 200, [(1, 5)] * n_features)  # the law, not an interpolation
+    np.testing.assert_allclose(_predict(exact[0], X_new), law(X_new), rtol=1e-9)
+    monkeypatch.setattr(rational, "TRIPLE_GATE", -1.0)  # the beams alone: not found
+    assert not _exact(_forms(X, law(X)), X, law(X))
