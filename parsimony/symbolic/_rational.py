@@ -268,12 +268,17 @@ def _share(cols, t, w, support, k, coefs, intercept):
 
 def _phase(X, y, features):
     """``((i, j), cos(x_i - x_j))`` for the pair of ``features`` whose phase correlates most with
-    ``y`` (the angle between two directions, as in the law of cosines), None when none varies."""
+    what a linear function of the ``features`` leaves of ``y`` (the angle between two directions,
+    as in the law of cosines; ``y`` itself would favour a pair with a feature ``y`` grows with:
+    ``cos(alpha - theta1)`` for ``d*(1 - alpha^2)/(1 + alpha*cos(theta1 - theta2))``), None when
+    none varies."""
+    design = np.c_[np.ones(len(y)), X[:, features]]
+    left = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
     best, found = 0.0, None
     for a, b in itertools.combinations(features, 2):
         col = np.cos(X[:, a] - X[:, b])
-        if np.ptp(col) > 0 and np.ptp(y) > 0:
-            r = abs(np.corrcoef(col, y)[0, 1])
+        if np.ptp(col) > 0 and np.ptp(left) > 0:
+            r = abs(np.corrcoef(col, left)[0, 1])
             if r > best:
                 best, found = r, ((int(a), int(b)), col)
     return found

@@ -205,3 +205,15 @@ def test_forms_whose_parts_explain_little_alone_are_found_exactly(law, n_feature
     np.testing.assert_allclose(_predict(exact[0], X_new), law(X_new), rtol=1e-9)
     monkeypatch.setattr(rational, "TRIPLE_GATE", -1.0)  # the beams alone: not found
     assert not _exact(_forms(X, law(X)), X, law(X))
+
+
+def test_the_phase_is_chosen_on_what_a_linear_fit_leaves():
+    from parsimony.symbolic._rational import _phase
+
+    rng = np.random.default_rng(12)  # d*(1 - alpha^2)/(1 + alpha*cos(theta1 - theta2)), Feynman test_3
+    X = _uniform(rng, 1000, [(1, 3), (2, 4), (4, 5), (4, 5)])
+    y = X[:, 0] * (1 - X[:, 1] ** 2) / (1 + X[:, 1] * np.cos(X[:, 2] - X[:, 3]))
+    (i, j), _ = _phase(X, y, np.arange(4))
+    assert (i, j) == (2, 3)  # correlating with y itself picks cos(alpha - theta1)
+    exact = _exact(_forms(X, y), X, y)
+    assert exact and min(int(WEIGHTS[f[0]].sum()) for f in exact) == 19  # (d - d*alpha^2)/(alpha*cos(t1 - t2) + 1)
