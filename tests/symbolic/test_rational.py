@@ -217,3 +217,14 @@ def test_the_phase_is_chosen_on_what_a_linear_fit_leaves():
     assert (i, j) == (2, 3)  # correlating with y itself picks cos(alpha - theta1)
     exact = _exact(_forms(X, y), X, y)
     assert exact and min(int(WEIGHTS[f[0]].sum()) for f in exact) == 19  # (d - d*alpha^2)/(alpha*cos(t1 - t2) + 1)
+
+
+def test_a_law_whose_target_varies_little_is_offered_through_noise():
+    # 1% of RMS(y) is 0.13% of the weighted mean's variance (y in [1, 5]): the law must still qualify
+    rng = np.random.default_rng(13)
+    X = _uniform(rng, 1000, [(1, 5)] * 4)
+    y = _weighted_mean(X)
+    sd = 0.01 * np.sqrt(np.mean(y ** 2))
+    forms = _forms(X, y + rng.normal(0, sd, len(y)))
+    X_new = _uniform(rng, 300, [(1, 5)] * 4)  # the law up to the noise's fit, on new rows
+    assert forms and min(np.sqrt(np.mean((_predict(f, X_new) - _weighted_mean(X_new)) ** 2)) for f in forms) < 0.3 * sd
