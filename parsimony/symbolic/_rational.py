@@ -137,10 +137,10 @@ def _beam(G, b, total, beams, allowed):
 
 
 @njit(error_model="numpy")
-def _best_triples(G, b, k, rss, pairs):
+def _best_triples(G, b, k, removed, pairs):
     """For each denominator column ``j >= k`` of the Gram matrix ``G`` (products ``b`` with the
     target), the two numerator columns ``i < l < k`` whose least squares with ``j`` leaves the
-    least residual: ``rss[j - k]`` (the sum of squares removed, to subtract from the total) and
+    least residual: ``removed[j - k]``, the sum of squares it removes from the total, and
     ``pairs[j - k] = (i, l)``; ``-1`` where none is independent of ``j``. Exhaustive: the forms
     whose parts explain little one or two at a time (``(m1*r1 + m2*r2)/(m1 + m2)``) too."""
     m = b.shape[0]
@@ -151,7 +151,7 @@ def _best_triples(G, b, k, rss, pairs):
     bp = np.empty(k)
     dp = np.empty(k)
     for j in range(k, m):
-        rss[j - k] = -1.0
+        removed[j - k] = -1.0
         pairs[j - k, 0] = -1
         pairs[j - k, 1] = -1
         djj = G[j, j]
@@ -173,8 +173,8 @@ def _best_triples(G, b, k, rss, pairs):
                 if det <= 1e-9 * dp[i] * dp[l]:
                     continue
                 gain = base + (bp[i] * bp[i] * dp[l] - 2.0 * bp[i] * bp[l] * gil + bp[l] * bp[l] * dp[i]) / det
-                if gain > rss[j - k]:
-                    rss[j - k] = gain
+                if gain > removed[j - k]:
+                    removed[j - k] = gain
                     pairs[j - k, 0] = i
                     pairs[j - k, 1] = l
 
@@ -274,10 +274,12 @@ def _phase(X, y, features):
     none varies."""
     design = np.c_[np.ones(len(y)), X[:, features]]
     left = y - design @ np.linalg.lstsq(design, y, rcond=None)[0]
+    if not np.ptp(left) > 0:
+        return None
     best, found = 0.0, None
     for a, b in itertools.combinations(features, 2):
         col = np.cos(X[:, a] - X[:, b])
-        if np.ptp(col) > 0 and np.ptp(left) > 0:
+        if np.ptp(col) > 0:
             r = abs(np.corrcoef(col, left)[0, 1])
             if r > best:
                 best, found = r, ((int(a), int(b)), col)
