@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.set_defaults(func=_datasets_list)
 
     try:
-        from .experiments.cli import add_bench_parser
+        from .experiments.bench_command import add_bench_parser
     except ImportError:  # the experiment runner is optional at this layer
         add_bench_parser = None
     if add_bench_parser is not None:

@@ -197,7 +197,7 @@ class _Mismatch(ValueError):
     """A downloaded file differs from what was expected (checksum, size, table shape)."""
 
 
-def _verify(path: Path, name: str, expected, shape) -> tuple[int, str]:
+def _verify(path: Path, expected, shape) -> tuple[int, str]:
     """Size and sha256 of ``path``; raise :class:`_Mismatch` when it differs from ``expected``
     ``(size, sha256)`` or, lacking a checksum, when it is not a PMLB table of ``shape`` ``(n, d)``."""
     size, digest = path.stat().st_size, _sha256(path)
@@ -272,6 +272,51 @@ def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, 
     -------
     FetchResult
     """
+    names, cache, template, timeout = _fetch_arguments(names, cache, url, timeout)
+    shapes = dict(shapes or {})
+    expected = {**known_checksums(), **_read_manifest(cache)}
+    say = log or (lambda line: None)
+    result, stalled = FetchResult(), 0
+    for i, name in enumerate(names):
+        target, part = _cache_paths(cache, name)
+        if _cached_file_holds(target, cache, name, expected, shapes.get(name), say):
+            result.paths[name] = target
+            continue
+        if result.unreachable is not None:
+            result.failed[name] = f"not tried: {result.unreachable}"
+            continue
+        source = template.format(name=name)
+        try:
+            size, digest = _download_verified(source, part, expected.get(name), shapes.get(name), timeout,
+                                              f"{name} ({i + 1}/{len(names)})", progress)
+        except (_Mismatch, TimeoutError, OSError, http.client.HTTPException) as exc:
+            if isinstance(exc, _Mismatch):
+                part.unlink(missing_ok=True)
+            reason, kind = _failure(exc, name, source, part, timeout)
+            if kind == "unreachable":
+                result.unreachable = reason
+            elif kind == "stalled":
+                stalled += 1
+                if stalled >= _MAX_STALLED:
+                    result.unreachable = f"{stalled} downloads in a row timed out or broke off"
+            result.failed[name] = reason
+            say(f"{name}: cannot be fetched: {reason}")
+            continue
+        stalled = 0
+        part.replace(target)
+        if name not in expected:
+            _record(cache, name, size, digest)
+            expected[name] = (size, digest)
+        result.paths[name] = target
+        result.downloaded.append(name)
+        say(f"{name}: downloaded ({size / 1024:.0f} kB, sha256 {digest[:12]}..."
+            f"{' verified' if name in known_checksums() else ' recorded'})")
+    return result
+
+
+def _fetch_arguments(names, cache, url, timeout):
+    """:func:`fetch_pmlb`'s arguments checked: the names (deduplicated), the cache folder (created), the
+    URL template and the timeout."""
     if isinstance(names, str):
         names = [names]
     names = list(dict.fromkeys(names))
@@ -286,72 +331,63 @@ def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, 
     template = url or pmlb_url()
     if "{name}" not in template:
         raise ValueError(f"url must contain '{{name}}', got {template!r}")
-    shapes = dict(shapes or {})
-    expected = {**known_checksums(), **_read_manifest(cache)}
-    say = log or (lambda line: None)
-    result, stalled = FetchResult(), 0
-    for i, name in enumerate(names):
-        target, part = cache / f"{name}.tsv.gz", cache / f"{name}.tsv.gz.part"
-        if target.is_file():
-            try:
-                size, digest = _verify(target, name, expected.get(name), shapes.get(name))
-            except _Mismatch as exc:
-                say(f"{name}: the cached file fails its check ({exc}); downloading it again")
-                target.unlink()
-            else:
-                if name not in expected:
-                    _record(cache, name, size, digest)
-                result.paths[name] = target
-                continue
-        if result.unreachable is not None:
-            result.failed[name] = f"not tried: {result.unreachable}"
-            continue
-        source = template.format(name=name)
-        for attempt in (1, 2):
-            try:
-                _download(source, part, timeout, f"{name} ({i + 1}/{len(names)})", progress)
-                size, digest = _verify(part, name, expected.get(name), shapes.get(name))
-            except urllib.error.HTTPError as exc:
-                if exc.code == 416 and attempt == 1 and part.exists():  # the part was complete: check it
-                    try:
-                        size, digest = _verify(part, name, expected.get(name), shapes.get(name))
-                    except _Mismatch:
-                        part.unlink()
-                        continue
-                    break
-                reason = (f"PMLB has no dataset {name!r} (HTTP 404 at {source})" if exc.code == 404
-                          else f"HTTP {exc.code} {exc.reason} at {source}")
-            except _Mismatch as exc:
-                part.unlink(missing_ok=True)
-                reason = f"{exc}; the download was discarded"
-            except (TimeoutError, OSError, http.client.HTTPException) as exc:
-                if isinstance(exc, urllib.error.URLError) and not isinstance(getattr(exc, "reason", None), TimeoutError):
-                    result.unreachable = f"cannot reach {source.split(name)[0]} ({exc.reason})"
-                    reason = result.unreachable
-                else:
-                    kept = part.stat().st_size if part.exists() else 0
-                    reason = (f"timed out or interrupted ({type(exc).__name__}: {exc}; timeout {timeout:g} s); "
-                              f"{kept} bytes kept in the cache, the next fetch resumes from there")
-                    stalled += 1
-                    if stalled >= _MAX_STALLED:
-                        result.unreachable = f"{stalled} downloads in a row timed out or broke off"
-            else:
-                reason = None
-                stalled = 0
-            break
-        if reason is None:
-            part.replace(target)
-            if name not in expected:
-                _record(cache, name, size, digest)
-                expected[name] = (size, digest)
-            result.paths[name] = target
-            result.downloaded.append(name)
-            say(f"{name}: downloaded ({size / 1024:.0f} kB, sha256 {digest[:12]}..."
-                f"{' verified' if name in known_checksums() else ' recorded'})")
-        else:
-            result.failed[name] = reason
-            say(f"{name}: cannot be fetched: {reason}")
-    return result
+    return names, cache, template, timeout
+
+
+def _cache_paths(cache: Path, name: str) -> tuple[Path, Path]:
+    """The cache's layout: a dataset's verified file and the partial download it grows from."""
+    return cache / f"{name}.tsv.gz", cache / f"{name}.tsv.gz.part"
+
+
+def _cached_file_holds(target: Path, cache: Path, name: str, expected: dict, shape, say) -> bool:
+    """Whether the cache holds ``name`` verified (recording a first checksum); a file failing its
+    check is deleted."""
+    if not target.is_file():
+        return False
+    try:
+        size, digest = _verify(target, expected.get(name), shape)
+    except _Mismatch as exc:
+        say(f"{name}: the cached file fails its check ({exc}); downloading it again")
+        target.unlink()
+        return False
+    if name not in expected:
+        _record(cache, name, size, digest)
+    return True
+
+
+def _download_verified(source: str, part: Path, checksum, shape, timeout: float, desc: str,
+                       progress: bool) -> tuple[int, str]:
+    """Download ``source`` into ``part`` (resuming) and verify it: its size and sha256.
+
+    A server answering 416 to the resume means ``part`` already holds the whole file: it is verified
+    as it is, and downloaded afresh once when it fails.
+    """
+    try:
+        _download(source, part, timeout, desc, progress)
+    except urllib.error.HTTPError as exc:
+        if exc.code != 416 or not part.exists():
+            raise
+        try:
+            return _verify(part, checksum, shape)
+        except _Mismatch:
+            part.unlink()
+            _download(source, part, timeout, desc, progress)
+    return _verify(part, checksum, shape)
+
+
+def _failure(exc: BaseException, name: str, source: str, part: Path, timeout: float) -> tuple[str, str]:
+    """Why a download failed, and its kind: ``"unreachable"`` (the source cannot be reached),
+    ``"stalled"`` (timed out or broke off; its bytes are kept) or ``"failed"``."""
+    if isinstance(exc, urllib.error.HTTPError):
+        return (f"PMLB has no dataset {name!r} (HTTP 404 at {source})" if exc.code == 404
+                else f"HTTP {exc.code} {exc.reason} at {source}"), "failed"
+    if isinstance(exc, _Mismatch):
+        return f"{exc}; the download was discarded", "failed"
+    if isinstance(exc, urllib.error.URLError) and not isinstance(getattr(exc, "reason", None), TimeoutError):
+        return f"cannot reach {source.split(name)[0]} ({exc.reason})", "unreachable"
+    kept = part.stat().st_size if part.exists() else 0
+    return (f"timed out or interrupted ({type(exc).__name__}: {exc}; timeout {timeout:g} s); "
+            f"{kept} bytes kept in the cache, the next fetch resumes from there"), "stalled"
 
 
 def load_dataset(name_or_path, data_dir=None, download: bool = True) -> tuple[pd.DataFrame, pd.Series]:

@@ -47,6 +47,9 @@ class _Server:
                 rng = self.headers.get("Range")
                 if rng:
                     start = int(rng.split("=")[1].split("-")[0])
+                    if start >= len(body):  # nothing left to send: 416 Range Not Satisfiable
+                        self.send_error(416)
+                        return
                     body, status = body[start:], 206
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(body)))
@@ -158,6 +161,22 @@ def test_broken_download_resumes_with_a_range_request(cache):
     assert second.downloaded == ["1_one"] and (cache / "1_one.tsv.gz").read_bytes() == files["1_one"]
     assert server.requests[-1] == ("1_one", f"bytes={kept}-")
     assert not (cache / "1_one.tsv.gz.part").exists()
+
+
+def test_a_complete_part_answered_416_is_verified_and_kept(cache):
+    files = {"1_one": _pmlb_bytes(300, 3)}
+    cache.mkdir(parents=True)
+    (cache / "1_one.tsv.gz.part").write_bytes(files["1_one"])
+    with _Server(files) as server:
+        result = fetch_pmlb(["1_one"], url=server.url)
+        assert server.requests == [("1_one", f"bytes={len(files['1_one'])}-")]
+        assert result.downloaded == ["1_one"] and (cache / "1_one.tsv.gz").read_bytes() == files["1_one"]
+        # a complete part that is not the file is downloaded afresh
+        (cache / "1_one.tsv.gz").unlink()
+        (cache / "1_one.tsv.gz.part").write_bytes(files["1_one"][:-10] + bytes(10))
+        again = fetch_pmlb(["1_one"], url=server.url)
+    assert server.requests[-1] == ("1_one", None)
+    assert again.downloaded == ["1_one"] and (cache / "1_one.tsv.gz").read_bytes() == files["1_one"]
 
 
 def test_shipped_checksums_match_the_shared_copies():
