@@ -155,6 +155,15 @@ def _read_manifest(cache: Path) -> dict:
     return {k: (int(v["size"]), str(v["sha256"])) for k, v in data.items() if isinstance(v, dict)}
 
 
+def _expected_checksums(cache: Path) -> dict:
+    """``name -> (size, sha256, origin)``: the shipped checksums, and for other names those recorded in
+    the cache's manifest; ``origin`` says where a checksum comes from, for a mismatch's message."""
+    shipped = {name: (*value, "shipped with parsimony") for name, value in known_checksums().items()}
+    recorded = {name: (*value, f"recorded in {cache / _MANIFEST} on its first fetch (delete that entry to accept "
+                               "another file)") for name, value in _read_manifest(cache).items()}
+    return {**recorded, **shipped}
+
+
 def _record(cache: Path, name: str, size: int, digest: str) -> None:
     """Add ``name`` to the cache's manifest (written atomically)."""
     import json
@@ -198,28 +207,54 @@ class _Mismatch(ValueError):
 
 
 def _verify(path: Path, expected, shape) -> tuple[int, str]:
-    """Size and sha256 of ``path``; raise :class:`_Mismatch` when it differs from ``expected``
-    ``(size, sha256)`` or, lacking a checksum, when it is not a PMLB table of ``shape`` ``(n, d)``."""
+    """Size and sha256 of ``path``; raise :class:`_Mismatch` when they differ from ``expected``
+    ``(size, sha256, origin)``, or when it is not a PMLB table (of ``shape`` ``(n, d)`` when given)."""
     size, digest = path.stat().st_size, _sha256(path)
-    if expected is not None:
-        if (size, digest) != tuple(expected):
-            raise _Mismatch(f"checksum mismatch: expected sha256 {expected[1][:16]}... ({expected[0]} bytes), got "
-                            f"{digest[:16]}... ({size} bytes)")
-        return size, digest
-    try:
-        frame = _read_csv(path, sep="\t", compression="gzip")
-    except ValueError as exc:
-        raise _Mismatch(f"the downloaded file is not a PMLB table: {exc}") from None
-    if "target" not in frame.columns or frame.shape[1] < 2:
-        raise _Mismatch("the downloaded file is not a PMLB table: no 'target' column beside the features")
-    n, d = frame.shape[0], frame.shape[1] - 1
-    if shape is not None and (n, d) != tuple(shape):
-        raise _Mismatch(f"the downloaded table has {n} rows x {d} features, expected {shape[0]} x {shape[1]}")
+    if expected is not None and (size, digest) != tuple(expected[:2]):
+        raise _Mismatch(f"checksum mismatch: expected sha256 {expected[1][:16]}... ({expected[0]} bytes, "
+                        f"{expected[2]}), got {digest[:16]}... ({size} bytes)")
+    if expected is None or shape is not None:
+        _verify_shape(path, shape)
     return size, digest
 
 
+def _verify_shape(path: Path, shape) -> None:
+    """Raise :class:`_Mismatch` unless ``path`` is a PMLB table (of ``shape`` ``(n, d)`` when given)."""
+    try:
+        frame = _read_csv(path, sep="\t" if ".tsv" in path.suffixes else ",",
+                          compression="gzip" if ".gz" in path.suffixes else None)
+    except ValueError as exc:
+        raise _Mismatch(f"not a PMLB table: {exc}") from None
+    if frame.shape[1] < 2 or (".tsv" in path.suffixes and "target" not in frame.columns):
+        raise _Mismatch("not a PMLB table: no 'target' column beside the features")
+    n, d = frame.shape[0], frame.shape[1] - 1
+    if shape is not None and (n, d) != tuple(shape):
+        raise _Mismatch(f"the table has {n} rows x {d} features, expected {shape[0]} x {shape[1]}")
+
+
+def check_dataset_file(path, name: str, shape=None) -> None:
+    """Check a local copy of the PMLB dataset ``name``: a ``.tsv.gz`` file must match the checksum
+    shipped with the package (or recorded in the cache on its first fetch), and any file must be a
+    table of ``shape`` ``(n, d)`` rows x features when given. Raises ValueError naming the file."""
+    path = Path(path)
+    try:
+        if path.name.endswith(".tsv.gz"):
+            _verify(path, _expected_checksums(cache_dir()).get(name), shape)
+        else:  # another format than PMLB's file: no checksum to compare with
+            _verify_shape(path, shape)
+    except _Mismatch as exc:
+        raise ValueError(f"{path} is not PMLB's {name}: {exc}") from None
+
+
 def _download(url: str, part: Path, timeout: float, desc: str, progress: bool) -> None:
-    """Download ``url`` into ``part``, resuming after the bytes it already holds (HTTP Range)."""
+    """Download ``url`` into ``part``, resuming after the bytes it already holds (HTTP Range).
+
+    Every 64 kB (or the rest of the file) must arrive within ``timeout`` seconds, so a silent or
+    trickling server is abandoned; every byte received is written to ``part`` at once, so the next
+    call resumes after it.
+    """
+    import time
+
     from tqdm.auto import tqdm
 
     start = part.stat().st_size if part.exists() else 0
@@ -232,9 +267,16 @@ def _download(url: str, part: Path, timeout: float, desc: str, progress: bool) -
         with (open(part, "ab" if start else "wb") as fh,
               tqdm(total=total, initial=start, unit="B", unit_scale=True, desc=desc, leave=False,
                    disable=not progress) as bar):
-            for block in iter(lambda: response.read(_CHUNK), b""):
+            written, mark, due = start, start, time.monotonic() + timeout
+            while block := response.read1(_CHUNK):
                 fh.write(block)
                 bar.update(len(block))
+                written += len(block)
+                if written - mark >= _CHUNK:
+                    mark, due = written, time.monotonic() + timeout
+                elif time.monotonic() > due and (total is None or written < total):
+                    raise TimeoutError(f"less than {_CHUNK // 1024} kB arrived in {timeout:g} s "
+                                       f"({written - mark} bytes)")
         if total is not None and part.stat().st_size < total:
             raise TimeoutError(f"connection closed after {part.stat().st_size} of {total} bytes")
 
@@ -260,7 +302,8 @@ def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, 
     url : str, optional
         URL template with ``{name}`` (default :func:`pmlb_url`).
     timeout : float, default=30.0
-        Seconds without data before a download is abandoned (it resumes on the next call).
+        Seconds a download may take for each 64 kB (or the rest of its file) before it is abandoned,
+        keeping the bytes received: the next call resumes after them.
     shapes : dict, optional
         ``name -> (n, d)`` expected of a file that has no checksum.
     progress : bool, default=False
@@ -274,7 +317,7 @@ def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, 
     """
     names, cache, template, timeout = _fetch_arguments(names, cache, url, timeout)
     shapes = dict(shapes or {})
-    expected = {**known_checksums(), **_read_manifest(cache)}
+    expected = _expected_checksums(cache)
     say = log or (lambda line: None)
     result, stalled = FetchResult(), 0
     for i, name in enumerate(names):
@@ -306,7 +349,7 @@ def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, 
         part.replace(target)
         if name not in expected:
             _record(cache, name, size, digest)
-            expected[name] = (size, digest)
+            expected[name] = (size, digest, "recorded")
         result.paths[name] = target
         result.downloaded.append(name)
         say(f"{name}: downloaded ({size / 1024:.0f} kB, sha256 {digest[:12]}..."
@@ -321,8 +364,9 @@ def _fetch_arguments(names, cache, url, timeout):
         names = [names]
     names = list(dict.fromkeys(names))
     for name in names:
-        if not isinstance(name, str) or not name or "/" in name or "\\" in name or name.startswith("."):
-            raise ValueError(f"names must be PMLB dataset names like '192_vineyard', got {name!r}")
+        if not _is_pmlb_name(name):
+            raise ValueError(f"names must be PMLB dataset names like '192_vineyard' (letters, digits, '_', '-' and "
+                             f"'.', not starting with '.'), got {name!r}")
     timeout = float(timeout)
     if not timeout > 0:
         raise ValueError(f"timeout must be > 0 seconds, got {timeout!r}")
@@ -332,6 +376,12 @@ def _fetch_arguments(names, cache, url, timeout):
     if "{name}" not in template:
         raise ValueError(f"url must contain '{{name}}', got {template!r}")
     return names, cache, template, timeout
+
+
+def _is_pmlb_name(name) -> bool:
+    import re
+
+    return isinstance(name, str) and re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*", name) is not None
 
 
 def _cache_paths(cache: Path, name: str) -> tuple[Path, Path]:
@@ -413,7 +463,7 @@ def load_dataset(name_or_path, data_dir=None, download: bool = True) -> tuple[pd
         return read_table(found)
     name = Path(name_or_path).name
     looked = [str(d) for d in _search_dirs(data_dir)]
-    if download and "/" not in str(name_or_path) and not any(name.endswith(s) for s in _SUFFIXES):
+    if download and _is_pmlb_name(str(name_or_path)) and not any(name.endswith(s) for s in _SUFFIXES):
         fetched = fetch_pmlb([name])
         if name in fetched.paths:
             return read_table(fetched.paths[name])

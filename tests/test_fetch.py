@@ -25,10 +25,12 @@ def _pmlb_bytes(rows: int, seed: int) -> bytes:
 
 class _Server:
     """Serves ``files`` (name -> bytes) in PMLB's layout; ``slow`` names stall, ``broken`` names send half
-    their bytes and close once; ``Range`` requests get 206. Every request is logged."""
+    their bytes and close once, ``stalling`` ones send half and then nothing for 1.5 s, ``trickling``
+    ones send a byte every 0.1 s; ``Range`` requests get 206. Every request is logged."""
 
-    def __init__(self, files, slow=(), broken=()):
+    def __init__(self, files, slow=(), broken=(), stalling=(), trickling=()):
         self.files, self.slow, self.broken, self.requests = dict(files), set(slow), set(broken), []
+        self.stalling, self.trickling = set(stalling), set(trickling)
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -59,7 +61,18 @@ class _Server:
                     body = body[: len(body) // 2]
                     self.close_connection = True
                 try:
-                    self.wfile.write(body)
+                    if name in server.trickling:
+                        for i in range(len(body)):
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(0.1)
+                    elif name in server.stalling:
+                        self.wfile.write(body[: len(body) // 2])
+                        self.wfile.flush()
+                        time.sleep(1.5)
+                        self.wfile.write(body[len(body) // 2:])
+                    else:
+                        self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
                     pass
 
@@ -179,12 +192,85 @@ def test_a_complete_part_answered_416_is_verified_and_kept(cache):
     assert again.downloaded == ["1_one"] and (cache / "1_one.tsv.gz").read_bytes() == files["1_one"]
 
 
+def test_a_trickling_server_is_abandoned_and_its_bytes_kept(cache):
+    files = {"1_one": _pmlb_bytes(300, 3)}
+    with _Server(files, trickling={"1_one"}) as server:
+        began = time.monotonic()
+        result = fetch_pmlb(["1_one"], url=server.url, timeout=0.6)
+        took = time.monotonic() - began
+    assert took < 3.0, took  # a byte every 0.1 s never trips a socket timeout of 0.6 s: the 64 kB rule does
+    assert "less than 64 kB arrived in 0.6 s" in result.failed["1_one"]
+    kept = (cache / "1_one.tsv.gz.part").read_bytes()
+    assert 3 <= len(kept) < len(files["1_one"]) and files["1_one"].startswith(kept)
+
+
+def test_a_stalled_block_keeps_the_bytes_received(cache):
+    files = {"1_one": _pmlb_bytes(3000, 3)}
+    assert len(files["1_one"]) < 64 * 1024
+    with _Server(files, stalling={"1_one"}) as server:
+        result = fetch_pmlb(["1_one"], url=server.url, timeout=0.4)
+        assert "timed out" in result.failed["1_one"]
+        kept = (cache / "1_one.tsv.gz.part").read_bytes()
+        assert kept == files["1_one"][: len(files["1_one"]) // 2]  # a whole block read at once kept none
+        server.stalling.clear()
+        again = fetch_pmlb(["1_one"], url=server.url, timeout=0.4)
+    assert again.downloaded == ["1_one"] and server.requests[-1] == ("1_one", f"bytes={len(kept)}-")
+
+
+def test_a_wrong_recorded_checksum_names_its_file(cache):
+    files = {"1_one": _pmlb_bytes(30, 3)}
+    with _Server(files) as server:
+        fetch_pmlb(["1_one"], url=server.url)
+        manifest = json.loads((cache / "checksums.json").read_text())
+        manifest["1_one"]["sha256"] = "0" * 64
+        (cache / "checksums.json").write_text(json.dumps(manifest))
+        (cache / "1_one.tsv.gz").unlink()
+        result = fetch_pmlb(["1_one"], url=server.url)
+    assert str(cache / "checksums.json") in result.failed["1_one"]
+    assert "checksum mismatch" in result.failed["1_one"]
+
+
+def test_a_shipped_checksum_is_not_overridden_by_the_cache(cache, monkeypatch):
+    good = _pmlb_bytes(30, 3)
+    monkeypatch.setattr(datasets, "known_checksums", lambda: {"1_one": (len(good), hashlib.sha256(good).hexdigest())})
+    cache.mkdir(parents=True)
+    (cache / "checksums.json").write_text(json.dumps({"1_one": {"size": 3, "sha256": "0" * 64}}))
+    with _Server({"1_one": good}) as server:
+        assert fetch_pmlb(["1_one"], url=server.url).downloaded == ["1_one"]
+
+
+def test_a_fetched_file_gets_both_checks(cache, monkeypatch):
+    good = _pmlb_bytes(30, 3)
+    monkeypatch.setattr(datasets, "known_checksums", lambda: {"1_one": (len(good), hashlib.sha256(good).hexdigest())})
+    with _Server({"1_one": good}) as server:
+        result = fetch_pmlb(["1_one"], url=server.url, shapes={"1_one": (29, 1)})
+    assert "30 rows x 1 features, expected 29 x 1" in result.failed["1_one"]
+
+
+def test_local_copies_are_checked(tmp_path, cache, monkeypatch):
+    one, two = _pmlb_bytes(30, 3), _pmlb_bytes(40, 5)
+    monkeypatch.setattr(datasets, "known_checksums", lambda: {"1_one": (len(one), hashlib.sha256(one).hexdigest())})
+    (tmp_path / "1_one.tsv.gz").write_bytes(two)  # another dataset copied over it
+    with pytest.raises(ValueError, match=r"1_one.tsv.gz is not PMLB's 1_one: checksum mismatch.*shipped"):
+        datasets.check_dataset_file(tmp_path / "1_one.tsv.gz", "1_one", (30, 1))
+    (tmp_path / "1_one.tsv.gz").write_bytes(one)
+    datasets.check_dataset_file(tmp_path / "1_one.tsv.gz", "1_one", (30, 1))
+    pd.DataFrame({"a": range(5), "target": range(5)}).to_csv(tmp_path / "2_two.csv", index=False)
+    with pytest.raises(ValueError, match="5 rows x 1 features, expected 40 x 1"):
+        datasets.check_dataset_file(tmp_path / "2_two.csv", "2_two", (40, 1))
+
+
 def test_shipped_checksums_match_the_shared_copies():
     known = datasets.known_checksums()
     assert len(known) == 34 and all(len(h) == 64 and size > 0 for size, h in known.values())
 
 
-@pytest.mark.parametrize("bad", [["../x"], [""], [3]])
+@pytest.mark.parametrize("bad", [["../x"], [""], [3], ["192 vineyard"], ["a?b"]])
 def test_bad_names(bad, cache):
     with pytest.raises(ValueError, match="names must be PMLB dataset names"):
         fetch_pmlb(bad, url="http://127.0.0.1:1/{name}")
+
+
+def test_load_dataset_does_not_fetch_a_name_pmlb_cannot_have(cache):
+    with pytest.raises(FileNotFoundError, match="not a PMLB name"):
+        load_dataset("my data")

@@ -362,14 +362,26 @@ def prepare_datasets(names, data_dir=None, fetch=True, progress=False, log=None)
     advice : str
         How to get the missing ones ("" when none is missing).
     """
-    from ..datasets import fetch_pmlb, find_dataset
+    from ..datasets import cache_dir, check_dataset_file, fetch_pmlb, find_dataset
     from .paper import paper_datasets
 
     names = list(names)
-    absent = [name for name in names if find_dataset(name, data_dir) is None]
+    shapes = {r.dataset: (int(r.n), int(r.d)) for r in paper_datasets().itertuples()}
+    absent, wrong = [], {}
+    for name in names:  # a local copy must be PMLB's file (its checksum) of the paper's shape
+        found = find_dataset(name, data_dir)
+        try:
+            if found is not None:
+                check_dataset_file(found, name, shapes.get(name))
+                continue
+        except ValueError as exc:
+            if found.parent != cache_dir() or not fetch:  # a cached file failing is fetched again
+                wrong[name] = f"{exc}; left out (replace or delete the file)"
+                (log or _warn)(f"{name}: {wrong[name]}")
+                continue
+        absent.append(name)
     missing, advice = {}, ""
     if absent and fetch:
-        shapes = {r.dataset: (int(r.n), int(r.d)) for r in paper_datasets().itertuples()}
         result = fetch_pmlb(absent, shapes=shapes, progress=progress, log=log)
         missing = dict(result.failed)
         if missing:
@@ -379,7 +391,14 @@ def prepare_datasets(names, data_dir=None, fetch=True, progress=False, log=None)
 
         missing = {name: "not found locally and fetching is off" for name in absent}
         advice = FetchResult().advice()
+    missing.update(wrong)
     return [name for name in names if name not in missing], missing, advice
+
+
+def _warn(line: str) -> None:
+    import warnings
+
+    warnings.warn(line, stacklevel=3)
 
 
 # CPU seconds of one fit on this project's 2-core reference machine (LQR-U with the interior-point

@@ -158,6 +158,31 @@ def test_prepare_offline_names_the_missing(tmp_path, monkeypatch, pmlb_dir):
     assert available == ["192_vineyard"] and "fetching is off" in missing["1030_ERA"]
 
 
+def test_a_local_copy_of_another_dataset_is_left_out(tmp_path, monkeypatch, pmlb_dir, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / "192_vineyard.tsv.gz").write_bytes((pmlb_dir / "228_elusage.tsv.gz").read_bytes())
+    (local / "228_elusage.tsv.gz").write_bytes((pmlb_dir / "228_elusage.tsv.gz").read_bytes())
+    lines = []
+    available, missing, _ = prepare_datasets(["192_vineyard", "228_elusage"], data_dir=local, fetch=False,
+                                             log=lines.append)
+    assert available == ["228_elusage"] and "checksum mismatch" in missing["192_vineyard"]
+    assert str(local / "192_vineyard.tsv.gz") in lines[0]
+    (local / "192_vineyard.tsv").write_text("a\tb\ttarget\n1\t2\t3\n")  # another format: the shape is checked
+    (local / "192_vineyard.tsv.gz").unlink()
+    with pytest.warns(UserWarning, match="1 rows x 2 features, expected 52 x 2"):
+        assert prepare_datasets(["192_vineyard"], data_dir=local, fetch=False)[0] == []
+    (local / "192_vineyard.tsv").unlink()
+    (local / "192_vineyard.tsv.gz").write_bytes((pmlb_dir / "228_elusage.tsv.gz").read_bytes())
+    code = main(["bench", "run", "--suite", "sqr-paper", "--data-dir", str(local), "--no-fetch", "--datasets",
+                 "192_vineyard", "--methods", "LQR-U", "--folds", "2", "--budget", "tiny", "--n-jobs", "1",
+                 "--no-progress", "--store", str(tmp_path / "r.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not PMLB's 192_vineyard: checksum mismatch" in err
+    assert "none of the sqr-paper suite's datasets is available" in err
+
+
 def test_estimate():
     paper_budget = BUDGETS["paper"]
     small, large = estimate_task_seconds("QDT", 500, 5, paper_budget), estimate_task_seconds("QDT", 20000, 5, paper_budget)
