@@ -145,6 +145,7 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
           max_trees: int | None = None, patience: int = _DEFAULT_PATIENCE, rng=None,
           layers0=None, beta0=None, residual0=None, cbcd=_cbcd.cbcd, deadline: float | None = None) -> Solution:
     """CBCD from ``layers0`` (zeros by default), then local search; returns the best point seen.
+    A constant target returns the empty model, which predicts it exactly (through ``intercept_``).
 
     ``alpha`` is relative to the variance of y (the penalty is ``alpha var(y) / K`` per unit layer
     weight); the returned objective is in the problem's units (``unit`` squared), so dividing it by
@@ -157,6 +158,9 @@ def solve(problem: PruningProblem, alpha: float, mode: int = _cbcd.PLAIN, alpha2
     best point so far is returned with status ``"time_limit"``.
     """
     n = problem.n_trees
+    if problem.target.size and np.ptp(problem.target) == 0.0:  # a constant target: no tree, the intercept fits it
+        return Solution(np.zeros(n, dtype=np.int64), np.ones(n) if mode == _cbcd.PLAIN else np.zeros(n), 0.0, 0, 0,
+                        np.zeros(0), "converged", problem.target.copy())
     rng = np.random.default_rng(rng)
     layers = np.zeros(n, dtype=np.int64) if layers0 is None else np.array(layers0, dtype=np.int64)
     if beta0 is None:

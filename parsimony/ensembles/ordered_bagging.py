@@ -60,9 +60,11 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         ``BaggedNetworks(n_estimators, max_iter=2000)`` pool (one compiled loop, a few seconds
         for 100 networks on 300 rows; ``make_network()`` bags scikit-learn's L-BFGS
         ``MLPRegressor`` one fit at a time instead, about ten times slower). An ensemble (``BaggingRegressor``, ``RandomForestRegressor``,
-        :class:`BaggedNetworks`, any fitted object with ``estimators_``) is used as the pool of
-        members instead: if it is already fitted its members are ordered as they are, else a
-        clone is fitted on the training data (seeded from ``random_state``).
+        :class:`BaggedNetworks`, ``VotingRegressor`` without weights: an object with ``estimators_``
+        that predicts their plain mean) is used as the pool of members instead: if it is already
+        fitted its members are ordered as they are, else a clone is fitted on the training data
+        (seeded from ``random_state``). An ensemble that combines its members otherwise (boosting,
+        AdaBoost's weighted median, a weighted vote, stacking) is a TypeError.
     n_estimators : int, default=100
         Number of bagged members (ignored when ``estimator`` is an ensemble).
     keep : float in (0, 1] or int, default=0.2
@@ -126,20 +128,23 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         y = np.asarray(y, dtype=np.float64)
         w = check_sample_weight(sample_weight, len(y))
         rng = check_random_state(self.random_state)
+        pool = None
         if self.estimator is None:  # the paper's networks, bagged by one numba kernel
             pool = BaggedNetworks(n_estimators=params["n_estimators"], max_iter=_DEFAULT_POOL_EPOCHS)
-            members, features = self._take_members(X, y, w, rng, pool)
+            members, features, pool = self._take_members(X, y, w, rng, pool)
         elif _is_ensemble(self.estimator):
-            members, features = self._take_members(X, y, w, rng, self.estimator)
+            members, features, pool = self._take_members(X, y, w, rng, self.estimator)
         else:
             members, features = self._bag(X, y, w, rng, params["n_estimators"])
         for i, member in enumerate(members):
             if not callable(getattr(member, "predict", None)):
-                raise ValueError(f"ensemble member {i} ({type(member).__name__}) has no predict method")
+                raise TypeError(f"ensemble member {i} ({type(member).__name__}) has no predict method; {_PLAIN_MEAN}")
         self.estimators_ = members
         self.estimators_features_ = features
         self.n_kept_ = _resolve_keep(params["keep"], len(members))
         predictions = self._member_predictions(X)
+        if pool is not None:
+            _check_plain_mean(pool, X, predictions)
         unit = extreme_scale(y)  # order on y / unit (exact): the errors' squares of extreme y overflow
         if unit != 1.0:
             predictions, y = predictions / unit, y / unit
@@ -181,7 +186,7 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
         all_columns = np.arange(X.shape[1])
         features = getattr(ensemble, "estimators_features_", None)
         features = [all_columns] * len(members) if features is None else [np.asarray(f) for f in features]
-        return members, features
+        return members, features, ensemble
 
     def _member_predictions(self, X) -> np.ndarray:
         """Predictions of every member on validated ``X``, shape (n_samples, n_members)."""
@@ -299,9 +304,34 @@ class OrderedBaggingRegressor(RegressorMixin, BaseEstimator):
 def _is_ensemble(estimator) -> bool:
     if hasattr(estimator, "estimators_") or getattr(estimator, "_ordered_bagging_pool", False):
         return True
+    if isinstance(getattr(estimator, "estimators", None), list):  # voting and stacking: (name, estimator) pairs
+        return True
     from sklearn.ensemble import BaseEnsemble
 
     return isinstance(estimator, BaseEnsemble)
+
+
+def _check_plain_mean(ensemble, X, predictions) -> None:
+    """TypeError unless ``ensemble`` predicts the plain mean of its members on ``X`` (their
+    ``predictions``): ordering and averaging the members of any other ensemble changes its model."""
+    name = type(ensemble).__name__
+    if not callable(getattr(ensemble, "predict", None)):
+        raise TypeError(f"estimator {name} has estimators_ but no predict method, so it cannot be checked to "
+                        f"average its members; {_PLAIN_MEAN}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # fitted with feature names, given the validated array
+        own = np.asarray(ensemble.predict(X), dtype=np.float64).reshape(-1)
+    mean = predictions.mean(axis=1)
+    if own.shape != mean.shape or not np.allclose(own, mean, rtol=1e-7, atol=1e-7 * float(np.max(np.abs(mean)))):
+        gap = float(np.max(np.abs(own - mean))) if own.shape == mean.shape else float("nan")
+        raise TypeError(f"estimator {name} does not predict the plain mean of its members (it differs from their mean "
+                        f"by up to {gap:.3g} on the training data: a weighted vote, median or stack), so ordering and "
+                        f"averaging them would silently change the model; {_PLAIN_MEAN}")
+
+
+_PLAIN_MEAN = ("OrderedBaggingRegressor takes an ensemble that averages its members (BaggingRegressor, "
+               "RandomForestRegressor, ExtraTreesRegressor, BaggedNetworks, VotingRegressor without weights) "
+               "or a base regressor to bag")
 
 
 def _resolve_keep(keep, m: int) -> int:

@@ -504,6 +504,20 @@ def test_empty_model_predicts_the_mean(case):
     np.testing.assert_allclose(fp.predict(np.zeros((3, X.shape[1]))), np.mean(y), rtol=1e-12)
 
 
+@pytest.mark.parametrize("ensemble", [None, "boosting", "forest_on_other_y"])
+def test_a_constant_target_is_predicted_exactly(ensemble):
+    X, other = _data(300)
+    y = np.full(300, 3.0)
+    estimator = {None: None,
+                 "boosting": GradientBoostingRegressor(n_estimators=20, max_depth=2, random_state=0).fit(X, y),
+                 "forest_on_other_y": RandomForestRegressor(20, max_depth=3, random_state=0).fit(X, other)}[ensemble]
+    fp = ForestPrune(estimator, alpha=0.5, random_state=0).fit(X, y)
+    assert fp.n_trees_ == 0 and fp.objective_ == 0.0  # was 97 of 100 root layers predicting 2.91
+    np.testing.assert_allclose(fp.predict(X), 3.0, rtol=1e-12)
+    path = ForestPrune(estimator, n_estimators=10, random_state=0).path(X, y, alphas=[1.0, 1e-3])
+    assert path["n_trees"].tolist() == [0, 0] and np.allclose(path["train_error"], 0.0)
+
+
 @pytest.mark.parametrize("scale", [2.0**1000, 1e300, 1e160, 2.0**-1000, 1e-300])
 def test_extreme_scales_of_y(scale):
     X, y = _data(120)

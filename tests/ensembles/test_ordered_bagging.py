@@ -265,8 +265,35 @@ def test_members_without_predict_are_a_clear_error():
     with pytest.raises(ValueError, match="predict"):
         OrderedBaggingRegressor(NoPredict(), n_estimators=3).fit(X, y)
     members = [LinearRegression().fit(X, y), object()]
-    with pytest.raises(ValueError, match="member 1 .*no predict"):
+    with pytest.raises(TypeError, match="member 1 .*no predict"):
         OrderedBaggingRegressor(FakeEnsemble(members)).fit(X, y)
+
+
+def test_only_ensembles_that_average_their_members_are_taken():
+    from sklearn.base import clone
+    from sklearn.ensemble import (AdaBoostRegressor, BaggingRegressor, ExtraTreesRegressor,
+                                  GradientBoostingRegressor, RandomForestRegressor, StackingRegressor,
+                                  VotingRegressor)
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y = friedman(120, 0)
+    trees = [("a", DecisionTreeRegressor(max_depth=2)), ("b", DecisionTreeRegressor(max_depth=5)),
+             ("c", LinearRegression())]
+    refused = [AdaBoostRegressor(n_estimators=10, random_state=0), VotingRegressor(trees, weights=[1, 2, 4]),
+               StackingRegressor(trees, cv=3), GradientBoostingRegressor(n_estimators=10, random_state=0)]
+    for ensemble in refused:
+        for pool in (ensemble, clone(ensemble).fit(X, y)):  # to fit, or fitted
+            with pytest.raises(TypeError, match="averages its members"):
+                OrderedBaggingRegressor(pool, keep=1.0).fit(X, y)
+    taken = [BaggingRegressor(n_estimators=8, max_features=3, random_state=0),
+             RandomForestRegressor(n_estimators=8, max_depth=3, random_state=0),
+             ExtraTreesRegressor(n_estimators=8, max_depth=3, random_state=0), VotingRegressor(trees)]
+    for ensemble in taken:
+        fitted = clone(ensemble).fit(X, y)
+        model = OrderedBaggingRegressor(fitted, keep=1.0).fit(X, y)  # all members kept: the ensemble itself
+        np.testing.assert_allclose(model.predict(X), fitted.predict(X), rtol=1e-9, atol=1e-9)
+    with pytest.raises(TypeError, match="no predict method, so it cannot be checked"):
+        OrderedBaggingRegressor(FakeEnsemble([LinearRegression().fit(X, y)] * 2)).fit(X, y)
 
 
 def test_nan_in_data_or_member_predictions_is_a_clear_error():
