@@ -334,11 +334,15 @@ def test_equation_strings_read_back_as_the_expression():
     for ops, feats, vals in random_expressions(300, 3, max_complexity=14, seed=5):
         text = E.to_string(ops, feats, vals, len(ops), ["x0", "x1", "x2"], precision=17)
         assert "+ -" not in text and "- -" not in text, text
-        parsed = sympy.lambdify(names, sympy.sympify(text.replace("^", "**"), locals={"abs": sympy.Abs}))
+        expression = sympy.sympify(text.replace("^", "**"), locals={"abs": sympy.Abs})
         with np.errstate(all="ignore"):
-            expected = reference_eval(ops, feats, vals, X)
-            got = np.broadcast_to(np.asarray(parsed(*X.T), dtype=complex), expected.shape)
-        ok = np.isfinite(expected) & (np.abs(expected) < 1e6)
+            expected, tame = reference_eval(ops, feats, vals, X, return_tame=True)
+        ok = np.isfinite(expected) & tame  # elsewhere a rounding upstream can change the value wholly
+        if expression.has(sympy.zoo, sympy.nan):  # e.g. x0/(x1 - x1): undefined, and so is the tree
+            assert not ok.any(), text
+            continue
+        with np.errstate(all="ignore"):
+            got = np.broadcast_to(np.asarray(sympy.lambdify(names, expression)(*X.T), dtype=complex), expected.shape)
         np.testing.assert_allclose(got[ok].real, expected[ok], rtol=1e-9, atol=1e-9, err_msg=text)
         checked += int(ok.any())
-    assert checked > 200
+    assert checked > 200, checked

@@ -348,13 +348,16 @@ def test_feature_relevance_finds_the_relevant_columns_of_wide_data():
     X = rng.uniform(-2, 2, size=(200, 60))
     y = 2 * X[:, 7] - X[:, 31]
 
-    def recovered(relevance, stage=False):
+    def recovered(relevance, seeds, stage=False):
         return sum(SymbolicQuantileRegressor(niterations=4, populations=3, feature_relevance=relevance,
                                              additive_stage=stage, random_state=seed, progress=False
-                                             ).fit(X, y).equations_.loss.min() < 1e-6 for seed in range(8))
+                                             ).fit(X, y).equations_.loss.min() < 1e-6 for seed in seeds)
 
-    assert recovered(0.5) >= 5 > 3 >= recovered(0.0)  # 7 and 3 of 8 seeds (linear scaling helps both)
-    assert recovered(0.0, stage=True) == 8  # the additive stage's second step is the formula
+    # which seeds a short search recovers the formula on depends on its path (and so on the CPU):
+    # a rate, 22 and 8 of seeds 0-23 (linear scaling helps both); a gap under 3 of 16 has a chance
+    # of 0.2% at those rates
+    assert recovered(0.5, range(16)) - recovered(0.0, range(16)) >= 3
+    assert recovered(0.0, range(4), stage=True) == 4  # the deterministic stage's second step is the formula
 
 
 def test_julia_backend_reports_clearly():
@@ -375,7 +378,16 @@ def test_sample_weight_losses_are_weighted():
             pinball_loss(y, model.predict(X, index=i), 0.7, w), rel=1e-9, abs=1e-12)
 
 
-@parametrize_with_checks([SymbolicQuantileRegressor(random_state=0, **TINY)])
+# Integer weights are repeated rows for every loss the search computes (test_sample_weight_losses_are_weighted,
+# and the stage's sums: test_stepwise's test_integer_weights_are_repeated_rows), but the two sum the
+# same losses in another order, and a last bit of difference moves a stochastic search's path: the
+# fronts differed for 13 of 30 such data sets (sklearn's RandomState(42) one agrees on some CPUs only)
+_PATH_DEPENDENT = {"check_sample_weight_equivalence_on_dense_data":
+                   "a weighted and a repeated fit agree up to rounding, which moves the search's path"}
+
+
+@parametrize_with_checks([SymbolicQuantileRegressor(random_state=0, **TINY)],
+                         expected_failed_checks=lambda estimator: _PATH_DEPENDENT)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -168,7 +168,11 @@ def test_the_stage_recovers_a_wave_of_a_shifted_product():
 def test_a_wave_of_a_shifted_product_needs_no_heredity():
     # Friedman #1 on correlated gaussian features (as PMLB's fri_c1 sets: corr(x0, x1) = 0.89): a wave
     # of x1 alone stands for sin(pi*u0*u1) and x0 enters no term of its own, so strong heredity would
-    # never offer the wave of (x0 + b)*(x1 + c)
+    # never offer the wave of (x0 + b)*(x1 + c) (the seeds tried found none before). On which draws
+    # the stage finds it depends on the data's last bits, so this counts them: 16 of seeds 0-29
+    # (numba's native and generic targets alike); fewer than 2 of 12 has a chance of 0.2% at that
+    # rate. The features are correlated through a Cholesky factor: multivariate_normal factors the
+    # covariance by an SVD whose signs differ between BLAS builds, and so draws other data.
     import sympy
     from scipy.stats import norm
 
@@ -177,16 +181,19 @@ def test_a_wave_of_a_shifted_product_needs_no_heredity():
     corr = np.eye(8)
     corr[0, 1] = corr[1, 0] = 0.89
     corr[0, 2] = corr[2, 0] = 0.43
+    factor = np.linalg.cholesky(corr)
     symbols = sympy.symbols("x0:8")
-    for seed in (0, 1, 2):  # none of them before (and 7 of seeds 0-9 now)
+    found = []
+    for seed in range(12):
         rng = np.random.default_rng(seed)
-        X = rng.multivariate_normal(np.zeros(8), corr, size=800)
+        X = rng.standard_normal((800, 8)) @ factor.T
         U = norm.cdf(X)
         y = (10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 20 * (U[:, 2] - 0.5) ** 2 + 10 * U[:, 3] + 5 * U[:, 4]
              + rng.standard_normal(800))
         waves = [wave for ops, feats, vals in _models(X, y, loss=LOSS_PINBALL)
                  for wave in to_sympy(ops, feats, vals, len(ops), symbols).atoms(sympy.sin, sympy.cos)]
-        assert any({symbols[0], symbols[1]} <= wave.free_symbols for wave in waves), (seed, waves)
+        found.append(any({symbols[0], symbols[1]} <= wave.free_symbols for wave in waves))
+    assert sum(found) >= 2, found
 
 
 def test_a_wave_of_a_plain_product_gets_no_shifts():
