@@ -118,6 +118,10 @@ def _announce(suite, methods, quantiles, folds, seeds, budget, args) -> None:
 
 
 def _bench_run(args) -> int:
+    if args.suite.startswith("srbench"):
+        from .srbench_cli import run_suite
+
+        return run_suite(args)
     from .reporting import report
     from .runner import run_benchmark
 
@@ -200,10 +204,12 @@ def add_bench_parser(commands) -> None:
                                formatter_class=argparse.RawDescriptionHelpFormatter,
                                epilog=f"methods (--methods):\n{listing}\n"
                                       "methods fitting the mean or median run at quantile 0.5 only")
-    run.add_argument("--suite", choices=("quick", "pmlb", "sqr-paper"), default="quick",
+    run.add_argument("--suite", choices=("quick", "pmlb", "sqr-paper", "srbench-groundtruth", "srbench-blackbox"),
+                     default="quick",
                      help="quick: built-in data, offline, minutes; pmlb: the PMLB files of --data-dir; sqr-paper: the "
                           "SQR paper's 115 PMLB datasets, methods and budget, fetched into the cache when missing "
-                          "and compared with its published tables")
+                          "and compared with its published tables; srbench-groundtruth / srbench-blackbox: SRBench's "
+                          "two tracks (docs: SRBench's tracks)")
     run.add_argument("--data-dir", default=None, help="folder with PMLB .tsv.gz files (pmlb suite; sqr-paper: a local "
                                                       "copy looked up before the cache and PMLB)")
     run.add_argument("--datasets", type=_nonempty_list, default=None, help="only these datasets (comma-separated)")
@@ -223,6 +229,9 @@ def add_bench_parser(commands) -> None:
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
     run.add_argument("--retry-failed", action="store_true", help="rerun tasks stored as failed")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    from .srbench_cli import add_arguments
+
+    add_arguments(run)
     run.set_defaults(func=_bench_run)
 
     rep = bench_cmd.add_parser("report", help="tables, tests and plots of a results store")
@@ -230,6 +239,6 @@ def add_bench_parser(commands) -> None:
     rep.add_argument("--out", default=None, help="folder for report.md, CSV/LaTeX tables and PNG plots")
     rep.add_argument("--tested", default="transparent", help="methods the tests compare: transparent, all, or a comma-separated list")
     rep.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
-    rep.add_argument("--compare", choices=("sqr-paper",), default=None,
+    rep.add_argument("--compare", choices=("sqr-paper", "srbench"), default=None,
                      help="put a paper's published figures beside ours (Table 2, Table 11, counts, plot, tests)")
     rep.set_defaults(func=_bench_report)

@@ -467,7 +467,7 @@ class BenchmarkReport:
 
 
 #: Published results a report can be compared with (``compare=``).
-COMPARISONS = ("sqr-paper",)
+COMPARISONS = ("sqr-paper", "srbench")
 
 
 def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compare=None) -> BenchmarkReport:
@@ -484,15 +484,20 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compar
         Family-wise level before the Bonferroni corrections.
     plots : bool, default=True
         Write the PNG plots too (only with ``out``).
-    compare : {"sqr-paper"}, optional
+    compare : {"sqr-paper", "srbench"}, optional
         Put the SQR paper's published figures beside ours (:mod:`parsimony.experiments.paper`): Table 2
         with the paper's lines, Table 11 ours/paper/difference, reproduction counts, a scatter plot
         and Section 4's tests on ours beside the paper's (on SQR, QDT and one LQR: LQR-NC, else LQR-U,
-        else LQR).
+        else LQR). "srbench" returns the report of SRBench's tracks instead
+        (:func:`~parsimony.experiments.srbench_report.srbench_report`).
     """
     alpha = check_quantile(alpha, "alpha")
     if compare is not None and compare not in COMPARISONS:
         raise ValueError(f"compare must be one of {COMPARISONS} or None, got {compare!r}")
+    if compare == "srbench":  # SRBench's tracks have their own tables (parsimony.experiments.srbench_report)
+        from .srbench_report import srbench_report
+
+        return srbench_report(store, out=out, plots=plots)
     results = load_results(store)
     means = dataset_means(results)
     friedman, wilcoxon = statistical_tests(means, tested=tested, alpha=alpha)

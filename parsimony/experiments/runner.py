@@ -350,9 +350,13 @@ class _Heartbeat:
         self._thread.join()
 
 
-def _run_claimed(tasks, data, specs, budget, results, n_jobs, scheduler, progress, lease=None, poll=2.0):
+def _run_claimed(tasks, data, specs, budget, results, n_jobs, scheduler, progress, lease=None, poll=2.0, run=None):
     """Run every task not yet stored, claiming each before it starts so that other runners on the
-    same store skip it; tasks other runners hold are waited for (or taken over when their lease lapses)."""
+    same store skip it; tasks other runners hold are waited for (or taken over when their lease lapses).
+
+    ``run`` computes one task's row (default :func:`run_task`); it is called as ``run(task,
+    data[task.dataset][0], spec, budget, data[task.dataset][1])`` and must be picklable."""
+    run = run_task if run is None else run
     lease = CLAIM_LEASE if lease is None else lease
     owner = claim_owner()
     shared = results.path != ":memory:"
@@ -379,7 +383,8 @@ def _run_claimed(tasks, data, specs, budget, results, n_jobs, scheduler, progres
             else:
                 mine = pending
             if mine:
-                _execute(claimed() if shared else mine, len(mine), data, specs, budget, results, n_jobs, scheduler, progress)
+                _execute(claimed() if shared else mine, len(mine), data, specs, budget, results, n_jobs, scheduler, progress,
+                         run)
             else:
                 time.sleep(poll)  # every pending task is another runner's: wait for it or its lease to lapse
     finally:
@@ -413,7 +418,7 @@ def die_with_parent(parent: int | None = None, interval: float = 1.0) -> None:
     threading.Thread(target=watch, name="parsimony-parent-watch", daemon=True).start()
 
 
-def _execute(pending, total, data, specs, budget, results, n_jobs, scheduler, progress):
+def _execute(pending, total, data, specs, budget, results, n_jobs, scheduler, progress, run=None):
     from tqdm.auto import tqdm
 
     bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
@@ -421,25 +426,26 @@ def _execute(pending, total, data, specs, budget, results, n_jobs, scheduler, pr
         # compiling numba kernels grows a joblib worker's memory past loky's leak threshold (300 MB),
         # so loky replaces the worker between two tasks and warns; no task is lost, so say nothing
         warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
-        _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar)
+        _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar, run)
 
 
-def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar):
+def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar, run=None):
     """Run the pending tasks on joblib, Dask or in this process, storing each row as it comes."""
     from .._numba import compiled_kernels, restart_eta
 
+    run = run_task if run is None else run
     try:
         if scheduler is not None:
-            rows = _dask_rows(list(pending), data, specs, budget, scheduler)
+            rows = _dask_rows(list(pending), data, specs, budget, scheduler, run)
         elif n_jobs == 1:
-            rows = (run_task(t, data[t.dataset][0], specs[t.method], budget, data[t.dataset][1]) for t in pending)
+            rows = (run(t, data[t.dataset][0], specs[t.method], budget, data[t.dataset][1]) for t in pending)
         else:
             from joblib import Parallel, delayed
 
             # workers die with the runner (a killed runner leaves no workers), idle ones included
             rows = Parallel(n_jobs=n_jobs, return_as="generator_unordered", initializer=die_with_parent,
                             initargs=(os.getpid(),))(
-                delayed(run_task)(t, data[t.dataset][0], specs[t.method], budget, data[t.dataset][1])
+                delayed(run)(t, data[t.dataset][0], specs[t.method], budget, data[t.dataset][1])
                 for t in pending
             )
         compiled = compiled_kernels()
@@ -455,10 +461,11 @@ def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar)
         bar.close()
 
 
-def _dask_rows(pending, data, specs, budget, scheduler):
+def _dask_rows(pending, data, specs, budget, scheduler, run=None):
     """Yield result rows as the cluster finishes them (a lost task becomes a failed row)."""
     from ._optional import require
 
+    run = run_task if run is None else run
     distributed = require("distributed", "running on a Dask cluster")
     client = scheduler if isinstance(scheduler, distributed.Client) else None
     own = client is None
@@ -470,7 +477,7 @@ def _dask_rows(pending, data, specs, budget, scheduler):
         scattered = {name: client.scatter(item[0], broadcast=False) for name, item in data.items()}
         futures = {}
         for t in pending:
-            fut = client.submit(run_task, t, scattered[t.dataset], specs[t.method], budget, data[t.dataset][1],
+            fut = client.submit(run, t, scattered[t.dataset], specs[t.method], budget, data[t.dataset][1],
                                 pure=False)
             futures[fut] = t
         for fut in distributed.as_completed(list(futures)):

@@ -38,6 +38,9 @@ FIELDS = {
     "status": "TEXT NOT NULL CHECK (status IN ('ok', 'failed'))",
     "nql": "REAL", "nql_fold": "REAL", "y_range": "REAL", "ace": "REAL", "pinball": "REAL", "coverage": "REAL", "complexity": "REAL",
     "fit_time": "REAL", "tune_time": "REAL", "predict_time": "REAL",
+    # SRBench's tracks (parsimony.experiments.srbench): test R^2, sympy nodes of the simplified
+    # model, symbolic-solution status ("yes", "no", "timeout", "no expression")
+    "r2": "REAL", "model_size": "REAL", "solution": "TEXT",
     "n_train": "INTEGER", "n_test": "INTEGER", "n_features": "INTEGER",
     "transparent": "INTEGER", "target": "TEXT",
     "model": "TEXT", "params": "TEXT", "error": "TEXT", "host": "TEXT", "finished_at": "TEXT",
@@ -231,6 +234,10 @@ class ResultStore:
                 conn.execute("DROP TABLE results")
                 conn.execute("DROP TABLE IF EXISTS claims")
             conn.execute(_SCHEMA)
+            present = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
+            for name, kind in FIELDS.items():  # columns added since the store was created
+                if name not in present:
+                    conn.execute(f"ALTER TABLE results ADD COLUMN {name} {kind}")
             conn.execute(_CLAIMS)
             conn.execute(_EXPERIMENT)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
