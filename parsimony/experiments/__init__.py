@@ -2,7 +2,8 @@
 
 ``run_benchmark`` runs every (dataset, method, quantile, fold, seed) task into a resumable SQLite
 store (joblib locally, Dask on a cluster); ``report`` turns a store into the SQR paper's tables,
-tests and plots. Nothing heavy is imported until used.
+tests and plots; ``run_srbench`` and ``srbench_report`` run SRBench's two tracks and put them beside
+its published figures. Nothing heavy is imported until used.
 """
 
 from __future__ import annotations
@@ -37,6 +38,15 @@ _LAZY = {
     "paper_table2": "parsimony.experiments.paper",
     "paper_tests": "parsimony.experiments.paper",
     "plot_comparison": "parsimony.experiments.paper",
+    "symbolic_solution": "parsimony.experiments.srbench",
+    "parse_metadata": "parsimony.experiments.srbench",
+    "fetch_metadata": "parsimony.experiments.srbench",
+    "load_problems": "parsimony.experiments.srbench",
+    "generate_data": "parsimony.experiments.srbench",
+    "model_size": "parsimony.experiments.srbench",
+    "run_srbench": "parsimony.experiments.srbench",
+    "srbench_report": "parsimony.experiments.srbench_report",
+    "SRBenchReport": "parsimony.experiments.srbench_report",
 }
 __all__ = list(_LAZY)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import hashlib
 import json
 import keyword
@@ -583,6 +584,19 @@ def _sqr_squared(quantile, random_state, budget):
     return _sqr(quantile, random_state, budget, loss="squared")
 
 
+def _sqr_custom(quantile, random_state, budget, tau=0.5, settings=()):
+    from ..symbolic import SymbolicQuantileRegressor
+
+    return SymbolicQuantileRegressor(quantile=tau, random_state=random_state, progress=False, **dict(settings))
+
+
+def sqr_method(name="SQR", tau=0.5, **settings) -> MethodSpec:
+    """SQR at quantile ``tau`` with other settings (``SymbolicQuantileRegressor`` parameters) as a
+    method of the tracks (e.g. ``sqr_method("SQR-30", maxsize=30)``)."""
+    return MethodSpec(name, functools.partial(_sqr_custom, tau=float(tau), settings=tuple(sorted(settings.items()))),
+                      target="median" if tau == 0.5 else "quantile", requires=("parsimony.symbolic",))
+
+
 def _lqr(quantile, random_state, budget):
     from .baselines import make_lqr
 
@@ -724,9 +738,9 @@ def run_srbench_task(task, payload: dict, spec: MethodSpec, budget, feature_name
         names = list(payload["features"])
         row.update(n_train=len(y), n_test=len(y_test), n_features=X.shape[1])
         model = spec.build(task.quantile, task.seed, budget)
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         model.fit(X, y)
-        row["fit_time"] = time.perf_counter() - start
+        row["fit_time"], row["fit_cpu"] = time.perf_counter() - start, time.process_time() - cpu
         start = time.perf_counter()
         pred = np.asarray(model.predict(X_test), dtype=np.float64).ravel()
         row["predict_time"] = time.perf_counter() - start
@@ -830,8 +844,8 @@ def run_srbench(items: dict, methods, seeds, store, n_jobs=1, scheduler=None, bu
     unknown = [m for m in methods if isinstance(m, str) and m not in METHODS]
     if unknown:
         raise ValueError(f"unknown method(s) {unknown} for the SRBench tracks; choose among {list(METHODS)}")
-    specs = {m: METHODS[m] for m in methods}
-    tasks = make_tasks(items, methods, seeds, budget)
+    specs = {s.name: s for s in (METHODS[m] if isinstance(m, str) else m for m in methods)}
+    tasks = make_tasks(items, list(specs.values()), seeds, budget)
     entries = {"folds": SPLIT_FOLDS, "budget": {"name": "srbench", "fields": dataclasses.asdict(budget)}}
     entries.update({f"method:{m}": _build_name(s.build) for m, s in specs.items()})
     entries.update({f"data:{k}": {"fingerprint": item[2], "rows": int(item[0]["rows"] or 0),

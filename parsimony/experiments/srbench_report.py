@@ -83,7 +83,8 @@ def solution_rates(rows: pd.DataFrame) -> pd.DataFrame:
                         "sympy timeouts": int((ok["solution"] == "timeout").sum()),
                         "symbolic solution": _pct(solved, run), "solved": solved,
                         "accuracy solution (R2 > 0.999)": _pct(accurate, run),
-                        "median fit s": float(ok["fit_time"].median()) if len(ok) else np.nan})
+                        "median fit s": float(ok["fit_time"].median()) if len(ok) else np.nan,
+                        "median fit CPU s": float(ok["fit_cpu"].median()) if len(ok) and "fit_cpu" in ok else np.nan})
     return pd.DataFrame(records)
 
 

@@ -39,8 +39,8 @@ FIELDS = {
     "nql": "REAL", "nql_fold": "REAL", "y_range": "REAL", "ace": "REAL", "pinball": "REAL", "coverage": "REAL", "complexity": "REAL",
     "fit_time": "REAL", "tune_time": "REAL", "predict_time": "REAL",
     # SRBench's tracks (parsimony.experiments.srbench): test R^2, sympy nodes of the simplified
-    # model, symbolic-solution status ("yes", "no", "timeout", "no expression")
-    "r2": "REAL", "model_size": "REAL", "solution": "TEXT",
+    # model, symbolic-solution status ("yes", "no", "timeout", "no expression"), fit CPU seconds
+    "r2": "REAL", "model_size": "REAL", "solution": "TEXT", "fit_cpu": "REAL",
     "n_train": "INTEGER", "n_test": "INTEGER", "n_features": "INTEGER",
     "transparent": "INTEGER", "target": "TEXT",
     "model": "TEXT", "params": "TEXT", "error": "TEXT", "host": "TEXT", "finished_at": "TEXT",
