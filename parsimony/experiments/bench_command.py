@@ -119,7 +119,7 @@ def _announce(suite, methods, quantiles, folds, seeds, budget, args) -> None:
 
 def _bench_run(args) -> int:
     if args.suite.startswith("srbench"):
-        from .srbench_cli import run_suite
+        from .srbench_command import run_suite
 
         return run_suite(args)
     from .reporting import report
@@ -229,7 +229,7 @@ def add_bench_parser(commands) -> None:
     run.add_argument("--scheduler", default=None, help="Dask scheduler address, e.g. tcp://host:8786")
     run.add_argument("--retry-failed", action="store_true", help="rerun tasks stored as failed")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    from .srbench_cli import add_arguments
+    from .srbench_command import add_arguments
 
     add_arguments(run)
     run.set_defaults(func=_bench_run)
