@@ -254,6 +254,19 @@ class SRBenchReport:
         return written
 
 
+def is_srbench_store(store) -> bool:
+    """Whether a store (path, ResultStore or frame) holds rows of SRBench's suites (R^2 or solutions,
+    no NQL); False when it cannot be read (the report then says why)."""
+    from .store import load_results
+
+    try:
+        results = load_results(store)
+    except (OSError, ValueError):
+        return False
+    return bool(len(results)) and results["nql"].isna().all() and (results["r2"].notna().any()
+                                                                   or results["solution"].notna().any())
+
+
 def srbench_report(store, out=None, plots=True) -> SRBenchReport:
     """The report of a store written by ``--suite srbench-groundtruth`` or ``srbench-blackbox``."""
     from .reporting import failures_table

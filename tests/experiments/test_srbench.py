@@ -310,6 +310,8 @@ def test_groundtruth_suite_from_127_0_0_1_runs_resumes_and_reports(served, tmp_p
     assert code == 0 and "0 tasks to run" in err
     code, out, _ = _run(["bench", "report", store, "--compare", "srbench"], capsys)
     assert code == 0 and "feynman_toy_lin" in out and "Per problem" in out
+    code, plain, _ = _run(["bench", "report", store], capsys)  # an SRBench store gets its own tables anyway
+    assert code == 0 and plain == out
 
 
 def test_groundtruth_suite_offline_names_the_missing_problems(tmp_path, monkeypatch, capsys):
@@ -383,3 +385,23 @@ def test_accuracy_size_plot(tmp_path):
     ours = pd.DataFrame({"method": ["SQR", "LQR"], "r2": [0.8, 0.5], "size": [9.0, 12.0]})
     plot_accuracy_size(ours, tmp_path / "f.png")
     assert (tmp_path / "f.png").stat().st_size > 10_000
+
+
+def test_strogatz_problems_read_their_data_files(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    rng = np.random.default_rng(2)
+    folder = tmp_path / "pmlb" / "strogatz_toy1"
+    folder.mkdir(parents=True)
+    (folder / "metadata.yaml").write_text(STROGATZ)
+    X = rng.uniform(0, 3, size=(160, 2))
+    rate = 20 - X[:, 0] - X[:, 0] * X[:, 1] / (1 + 0.5 * X[:, 0] ** 2)
+    pd.DataFrame({"x": X[:, 0], "y": X[:, 1], "target": rate}).to_csv(folder / "strogatz_toy1.tsv.gz", sep="\t",
+                                                                       index=False)
+    store = str(tmp_path / "s.sqlite")
+    code, out, err = _run(["bench", "run", "--suite", "srbench-groundtruth", "--data-dir", str(tmp_path / "pmlb"),
+                           "--datasets", "strogatz_toy1", "--noise", "0", "--seeds", "0", "--methods", "LQR",
+                           "--store", store, "--no-fetch", "--n-jobs", "1", "--no-progress"], capsys)
+    assert code == 0, err
+    row = pd.read_sql_query("SELECT * FROM results", __import__("sqlite3").connect(store)).iloc[0]
+    assert row["status"] == "ok" and row["n_train"] == 120 and row["n_test"] == 40  # PMLB's file, split 75/25
+    assert row["solution"] == "no" and 0 < row["r2"] < 1
