@@ -130,9 +130,19 @@ def run_task(task: Task, data: np.ndarray, spec: MethodSpec, budget, feature_nam
         row["params"] = json.dumps(params if params is not None else {}, default=str)
         row["status"] = "ok"
     except Exception as exc:  # a failed task is a result, not a crash of the run
-        row["status"] = "failed"
-        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-        row["error"] = f"{type(exc).__name__}: {exc}\n" + "".join(tb[-3:])[-4000:]
+        record_failure(row, exc)
+    return finished(row)
+
+
+def record_failure(row: dict, exc: BaseException) -> None:
+    """Mark a task's row as failed with the error and the end of its traceback."""
+    row["status"] = "failed"
+    tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    row["error"] = f"{type(exc).__name__}: {exc}\n" + "".join(tb[-3:])[-4000:]
+
+
+def finished(row: dict) -> dict:
+    """The row with its finishing time (UTC)."""
     row["finished_at"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     return row
 

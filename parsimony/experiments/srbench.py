@@ -28,7 +28,6 @@ A task is stored like every benchmark task (:mod:`~parsimony.experiments.store`)
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import functools
 import hashlib
 import json
@@ -40,7 +39,6 @@ import signal
 import socket
 import threading
 import time
-import traceback
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -729,7 +727,7 @@ def run_srbench_task(task, payload: dict, spec: MethodSpec, budget, feature_name
     from sklearn.metrics import r2_score
 
     from ..metrics import complexity
-    from .runner import model_text
+    from .runner import finished, model_text, record_failure
 
     row = {**dict(zip(KEY, task.key)), "transparent": int(spec.transparent), "target": spec.target,
            "host": socket.gethostname()}
@@ -765,11 +763,8 @@ def run_srbench_task(task, payload: dict, spec: MethodSpec, budget, feature_name
         row["params"] = "{}"
         row["status"] = "ok"
     except Exception as exc:  # a failed task is a result, not a crash of the run
-        row["status"] = "failed"
-        tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
-        row["error"] = f"{type(exc).__name__}: {exc}\n" + "".join(tb[-3:])[-4000:]
-    row["finished_at"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    return row
+        record_failure(row, exc)
+    return finished(row)
 
 
 # ------------------------------------------------------------------------------------ the run

@@ -19,24 +19,20 @@ def _levels(text: str):
     return levels
 
 
-def _positive(text: str):
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+def _positive(kind):
+    """An argparse type: a number of ``kind`` (int or float) > 0."""
 
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            value = 0
+        if not value > 0:
+            raise argparse.ArgumentTypeError(f"must be a{' positive integer' if kind is int else ' number > 0'}, "
+                                             f"got {text!r}")
+        return value
 
-def _seconds(text: str):
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}")
-    return value
+    return parse
 
 
 def add_arguments(run) -> None:
@@ -44,18 +40,18 @@ def add_arguments(run) -> None:
     group = run.add_argument_group("srbench-groundtruth / srbench-blackbox")
     group.add_argument("--noise", type=_levels, default=None,
                        help="ground truth: target noise levels, multiples of RMS(y) (default 0,0.001,0.01,0.1)")
-    group.add_argument("--rows", type=_positive, default=None,
+    group.add_argument("--rows", type=_positive(int), default=None,
                        help=f"training rows (default {srbench.TRAIN_ROWS:,}, SRBench's cap); generated problems also get "
                             "--test-rows noise-free test rows")
-    group.add_argument("--test-rows", type=_positive, default=None,
+    group.add_argument("--test-rows", type=_positive(int), default=None,
                        help="ground truth, generated data: test rows (default a third of --rows: a 75/25 split)")
     group.add_argument("--pmlb-data", action="store_true",
                        help="ground truth: read PMLB's data files (split 75/25) instead of generating data from the "
                             "metadata's ranges (the Strogatz problems always read theirs)")
-    group.add_argument("--sympy-timeout", type=_seconds, default=srbench.SYMPY_TIMEOUT,
+    group.add_argument("--sympy-timeout", type=_positive(float), default=srbench.SYMPY_TIMEOUT,
                        help=f"seconds each sympy simplification may take (default {srbench.SYMPY_TIMEOUT:g}); one that "
                             "runs out is reported as 'timeout' (not solved)")
-    group.add_argument("--time-limit", type=_seconds, default=None,
+    group.add_argument("--time-limit", type=_positive(float), default=None,
                        help=f"seconds per fit of the peers Operon, eggp, PySR (default {srbench.BUDGET.sr_time_limit:g})")
 
 
