@@ -47,7 +47,49 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stop_workers() -> None:
+    """Stop joblib's idle worker processes here, where Ctrl-C is handled, not in the interpreter's exit
+    (there loky joins them for seconds, and a Ctrl-C meanwhile printed a traceback and exited 0)."""
+    if "joblib.externals.loky.reusable_executor" not in sys.modules:
+        return
+    from joblib.externals.loky import reusable_executor
+
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True, kill_workers=True)
+
+
 def main(argv=None) -> int:
+    """Run the ``parsimony`` command on ``argv`` and return its exit code.
+
+    Run as the program (``argv`` None), it then ends the process itself (atexit handlers run; the
+    interpreter's teardown of its modules, seconds after numba and joblib, does not), so a Ctrl-C
+    once the work is done cannot print a traceback or kill it over a finished run.
+    """
+    code = _run(argv)
+    if argv is None:
+        _end_process(code)
+    return code
+
+
+def _end_process(code: int) -> None:
+    import atexit
+    import os
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, lambda *_: os._exit(130))  # a Ctrl-C from here on ends it at once
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (| head) or stream
+            pass
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+def _run(argv) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
@@ -56,7 +98,10 @@ def main(argv=None) -> int:
     import sqlite3
 
     try:
-        return int(args.func(args) or 0)
+        try:
+            return int(args.func(args) or 0)
+        finally:
+            _stop_workers()
     except (ValueError, TypeError, OSError, sqlite3.Error) as exc:
         print(f"parsimony: error: {exc}", file=sys.stderr)
         return 2
@@ -66,4 +111,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -231,3 +231,34 @@ def test_ctrl_c_says_what_was_stored_and_how_to_resume(tmp_path):
     assert resumed.returncode == 0, resumed.stderr.decode()
     keys = [r[:5] for r in _rows(store)]
     assert len(keys) == len(set(keys)) >= 8
+
+
+def test_ctrl_c_once_every_task_is_stored_with_workers_ends_cleanly(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "r.sqlite"
+    # as a terminal's Ctrl-C: SIGINT to the runner and its joblib workers, just after the report is printed,
+    # when it was shutting the workers down and tearing the interpreter down (rc -2, or a traceback and rc 0)
+    proc = subprocess.Popen([sys.executable, "-m", "parsimony.cli", "bench", "run", "--datasets", "heteroskedastic",
+                             "--methods", "QDT", "--folds", "2", "--seeds", "0,1", "--budget", "tiny", "--n-jobs", "2",
+                             "--no-progress", "--store", str(store)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    for line in proc.stdout:
+        if line.startswith(b"results in"):
+            break
+    time.sleep(0.3)
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+    proc.wait(timeout=120)
+    err = proc.stderr.read().decode()
+    assert proc.returncode in (0, 130), err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    if proc.returncode == 130:
+        assert err.strip().splitlines()[-1] == "parsimony: interrupted"
+    assert len(_rows(store)) == 8
