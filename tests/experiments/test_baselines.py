@@ -152,6 +152,54 @@ def test_lqr_and_lgbm_baselines_fit():
     assert 0.75 < np.mean(y <= lgbm.predict(X)) <= 1.0
 
 
+def _collinear_spectra(seed=0):
+    """Rows of six smooth curves' mixtures over 60 channels (condition number ~6e8, HiGHS fails here)."""
+    rng = np.random.default_rng(seed)
+    t = np.linspace(0, 1, 60)
+    mix = rng.normal(size=(150, 6))
+    X = 3 + 0.1 * mix @ np.stack([np.ones(60), t, t**2, t**3, np.sin(3 * t), np.exp(t)])
+    return X + 1e-7 * rng.normal(size=X.shape), 10 * mix[:, 1] + rng.normal(size=150)
+
+
+def _assert_optimal_lp_vertex(model, X, y, tau):
+    """An optimal quantile regression through an LP vertex fits at least as many points exactly as it has
+    free coefficients, and loses no more than least squares."""
+    residual = y - model.predict(X)
+    free = np.linalg.matrix_rank(X) + 1  # the intercept of LQR-U, or one spare
+    assert np.sum(np.abs(residual) < 1e-6 * np.abs(y).max()) >= free - 1
+    ols = np.linalg.lstsq(np.column_stack([X, np.ones(len(y))]), y, rcond=None)[0]
+    assert pinball_loss(y, model.predict(X), tau) <= pinball_loss(y, np.column_stack([X, np.ones(len(y))]) @ ols, tau)
+
+
+@pytest.mark.parametrize("intercept", [False, True])
+def test_unpenalised_lqr_survives_ill_conditioned_features(intercept):
+    import warnings
+
+    from parsimony.experiments.baselines import _QuantileLP
+
+    X, y = _collinear_spectra()
+    rotated = _QuantileLP(quantile=0.9, alpha=0.0, fit_intercept=intercept, solver="highs-ipm")
+    rotated._fit_rotated(X, y, None)  # the fallback itself, whether or not HiGHS fails on this machine
+    _assert_optimal_lp_vertex(rotated, X, y, 0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning either (there were eight over the progress bar)
+        model = make_lqr(0.9, tune=False, intercept=intercept).fit(X, y)
+    _assert_optimal_lp_vertex(model, X, y, 0.9)
+    np.testing.assert_allclose(model.predict(X), rotated.predict(X), atol=1e-5 * np.abs(y).max())
+
+
+def test_lqr_nc_fits_505_tecator(pmlb_dir):
+    import warnings
+
+    from parsimony.datasets import load_dataset
+
+    X, y = load_dataset(pmlb_dir / "505_tecator.tsv.gz")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = make_lqr(0.5, tune=False, intercept=False).fit(X.values[:192], y.values[:192])
+    _assert_optimal_lp_vertex(model, X.values[:192], y.values[:192], 0.5)
+
+
 def test_lgbm_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "lightgbm", None)
     with pytest.raises(ImportError, match=r"bench"):
