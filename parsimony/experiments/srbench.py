@@ -696,8 +696,7 @@ def model_expression(model, names):
     if type(model).__module__.startswith("pyoperon"):
         return _neutral(_parse_printed(model.get_model_string(model.model_, 17), d, "X{}", 1), names, "X{}", 1)
     if type(model).__name__ == "EGGP":
-        results = model.results
-        best = results.loc[results["loss_val"].astype(float).idxmin()] if "loss_val" in results else results.iloc[-1]
+        best = model._best_row() if hasattr(model, "_best_row") else model.results.iloc[-1]  # the one predict uses
         return _neutral(_parse_printed(str(best["Expression"]), d, "x{}", 0), names, "x{}", 0)
     if type(model).__name__ == "PySRRegressor":
         return _neutral(model.sympy(), names, "x{}", 0)

@@ -405,3 +405,23 @@ def test_strogatz_problems_read_their_data_files(tmp_path, monkeypatch, capsys):
     row = pd.read_sql_query("SELECT * FROM results", __import__("sqlite3").connect(store)).iloc[0]
     assert row["status"] == "ok" and row["n_train"] == 120 and row["n_test"] == 40  # PMLB's file, split 75/25
     assert row["solution"] == "no" and 0 < row["r2"] < 1
+
+
+@pytest.mark.parametrize("peer", ["pyoperon", "eggp"])
+def test_a_peer_model_as_sympy_predicts_like_the_peer(peer):
+    pytest.importorskip(peer)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 3, size=(150, 2))
+    target = X[:, 0] * X[:, 1] + np.sin(X[:, 0])
+    if peer == "pyoperon":
+        from pyoperon.sklearn import SymbolicRegressor
+
+        model = SymbolicRegressor(allowed_symbols=srbench._OPERATORS, random_state=0, n_threads=1,
+                                  max_evaluations=5000, max_time=3).fit(X, target)
+    else:
+        from eggp import EGGP
+
+        model = EGGP(gen=10, nPop=30, maxSize=12, max_time=3).fit(X, target)
+    expr = srbench.model_expression(model, ["p", "q"])
+    f = sympy.lambdify(sympy.symbols("p q"), expr)
+    np.testing.assert_allclose(f(X[:, 0], X[:, 1]), model.predict(X), rtol=1e-5, atol=1e-5)
