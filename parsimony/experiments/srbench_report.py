@@ -69,16 +69,18 @@ def coverage_note(rows: pd.DataFrame, track: str) -> str:
 
 
 def solution_rates(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per method and noise level: tasks run, failed, symbolic solutions, accuracy solutions, time-outs."""
+    """Per method, problem group and noise level: tasks run, failed, symbolic solutions, accuracy
+    solutions, time-outs."""
     df = rows.copy()
     df["problem"], df["noise"] = zip(*df["dataset"].map(split_key))
+    df["group"] = [next((g for g in GROUPS if p.startswith(g + "_")), "other") for p in df["problem"]]
     records = []
-    for (method, noise), sub in df.groupby(["method", "noise"], sort=True):
+    for (method, group, noise), sub in df.groupby(["method", "group", "noise"], sort=True):
         ok = sub[sub["status"] == "ok"]
         run = len(sub)
         solved = int((ok["solution"] == "yes").sum())
         accurate = int((ok["r2"] > ACCURACY_R2).sum())
-        records.append({"method": method, "noise": noise, "problems": sub["problem"].nunique(),
+        records.append({"method": method, "group": group, "noise": noise, "problems": sub["problem"].nunique(),
                         "seeds": sub["seed"].nunique(), "runs": run, "failed": run - len(ok),
                         "sympy timeouts": int((ok["solution"] == "timeout").sum()),
                         "symbolic solution": _pct(solved, run), "solved": solved,
@@ -93,8 +95,8 @@ def rates_beside_published(rates: pd.DataFrame, groups) -> pd.DataFrame:
     below, for the groups the run covers (published figures over all of a group's problems)."""
     levels = sorted(rates["noise"].unique())
     lines = []
-    for method, sub in rates.groupby("method", sort=True):
-        line = {"method": f"{method} (this run)", "source": "this run"}
+    for (method, group), sub in rates.groupby(["method", "group"], sort=True):
+        line = {"method": f"{method} (this run)", "source": f"this run, {sub['problems'].max()} {group.capitalize()} problems"}
         for level in levels:
             cell = sub[sub["noise"] == level]
             line[f"noise {level:g}"] = cell["symbolic solution"].iloc[0] if len(cell) else ""
