@@ -155,7 +155,7 @@ def _blackbox_items(args, rows):
     return srbench.blackbox_payloads(found, rows, sympy_timeout=args.sympy_timeout)
 
 
-def _announce(tasks, items, store, workers) -> None:
+def _announce(tasks, items, store, workers, budget) -> None:
     from .store import load_results, quantile_key
 
     stored = None
@@ -174,7 +174,7 @@ def _announce(tasks, items, store, workers) -> None:
         rows = payload["rows"] if payload["table"] is None else min(payload["rows"] or 10**9,
                                                                     int(len(payload["table"][1]) * 0.75))
         sizes[key] = (rows, len(names))
-    total, per_method = srbench.estimate_seconds(tasks, sizes, measured=stored)
+    total, per_method = srbench.estimate_seconds(tasks, sizes, budget, measured=stored)
     parts = ", ".join(f"{m} {v / 3600:.2g} h" for m, v in per_method.items())
     _say(f"{len(tasks)} tasks to run" + (f" ({n_all - len(tasks)} of {n_all} already in the store)"
                                          if n_all != len(tasks) else "")
@@ -200,7 +200,7 @@ def run_suite(args) -> int:
     _say(f"suite srbench-{track}, {len(items)} " + ("(problem, noise level) pairs" if track == "groundtruth"
                                                     else "datasets")
          + f", methods {', '.join(methods)}, seeds {list(seeds)}, {rows} training rows, store {args.store}")
-    _announce(tasks, items, args.store, workers)
+    _announce(tasks, items, args.store, workers, budget)
     try:
         srbench.run_srbench(items, methods, seeds, args.store, n_jobs=args.n_jobs, scheduler=args.scheduler,
                             budget=budget, retry_failed=args.retry_failed, progress=not args.no_progress)

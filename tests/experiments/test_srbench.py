@@ -425,3 +425,17 @@ def test_a_peer_model_as_sympy_predicts_like_the_peer(peer):
     expr = srbench.model_expression(model, ["p", "q"])
     f = sympy.lambdify(sympy.symbols("p q"), expr)
     np.testing.assert_allclose(f(X[:, 0], X[:, 1]), model.predict(X), rtol=1e-5, atol=1e-5)
+
+
+def test_the_estimate_follows_the_peers_time_limit_and_measured_times():
+    problem = srbench.parse_metadata(feynman_yaml(*LINEAR[0]))
+    items = srbench.groundtruth_payloads({problem.name: problem}, [0.0, 0.01], 1000, 333)
+    tasks = srbench.make_tasks(items, ["Operon", "SQR"], [0, 1])
+    sizes = {key: (1000, 2) for key in items}
+    short, per = srbench.estimate_seconds(tasks, sizes, srbench.BUDGET.replace(sr_time_limit=20.0))
+    long, _ = srbench.estimate_seconds(tasks, sizes, srbench.BUDGET.replace(sr_time_limit=80.0))
+    assert long - short == pytest.approx(4 * 60.0)  # four Operon tasks, 60 s more each
+    assert 0 < per["SQR"] < per["Operon"]
+    measured = pd.DataFrame({"method": ["SQR"], "status": ["ok"], "fit_time": [50.0]})
+    _, rescaled = srbench.estimate_seconds(tasks, sizes, measured=measured)
+    assert rescaled["SQR"] == pytest.approx(4 * (50.0 + 2.0))
