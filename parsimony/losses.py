@@ -171,8 +171,10 @@ class Loss:
 
 
 class Pinball(Loss):
-    """Pinball (quantile) loss at level ``tau``: ``tau * r`` if ``r >= 0`` else ``(tau - 1) * r``,
-    with ``r = y - prediction`` (SQR paper Eq. 2); under-prediction weighs ``tau``."""
+    """Pinball (quantile) loss at level ``tau`` (equation 2 of the SQR paper).
+
+    ``tau * r`` if ``r >= 0`` else ``(tau - 1) * r``, with ``r = y - prediction``: under-prediction
+    weighs ``tau``."""
 
     code = LOSS_PINBALL
     name = "pinball"

@@ -29,7 +29,7 @@ def _prepare(y_true, y_pred, sample_weight=None):
 
 
 def pinball_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
-    """Mean pinball (quantile) loss, SQR paper Eq. 2.
+    """Mean pinball (quantile) loss (equation 2 of the SQR paper).
 
     Under-prediction (``y_true > y_pred``) weighs ``quantile``; over-prediction weighs
     ``1 - quantile``. At ``quantile=0.5`` it is half the mean absolute error.
@@ -40,7 +40,7 @@ def pinball_loss(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
 
 
 def normalized_quantile_loss(y_true, y_pred, quantile=0.5, sample_weight=None, y_range=None) -> float:
-    """Mean pinball loss divided by a range of the target (SQR paper Eq. 7).
+    """Mean pinball loss divided by a range of the target (equation 7 of the SQR paper).
 
     ``y_range`` is the divisor: the SQR paper's tables divide by ``max(y) - min(y)`` of the
     **whole dataset's** target, so pass that range when ``y_true`` is a test fold (the
@@ -61,13 +61,13 @@ def normalized_quantile_loss(y_true, y_pred, quantile=0.5, sample_weight=None, y
 
 
 def coverage(y_true, y_pred, sample_weight=None) -> float:
-    """Empirical coverage: the share of ``y_true <= y_pred`` (SQR paper Eq. 9)."""
+    """Empirical coverage: the share of ``y_true <= y_pred`` (equation 9 of the SQR paper)."""
     y_true, y_pred, w = _prepare(y_true, y_pred, sample_weight)
     return float(np.average(y_true <= y_pred, weights=w))
 
 
 def absolute_coverage_error(y_true, y_pred, quantile=0.5, sample_weight=None) -> float:
-    """``|coverage - quantile|`` (SQR paper Eq. 8)."""
+    """Absolute coverage error ``|coverage - quantile|`` (equation 8 of the SQR paper)."""
     tau = check_quantile(quantile)
     return abs(coverage(y_true, y_pred, sample_weight) - tau)
 

@@ -61,10 +61,39 @@ def plot_pareto_front(model, ax=None, log_loss=True):
     return ax
 
 
+def _fitting_fontsize(ax, texts, centres, largest):
+    """The largest font size, at most ``largest`` points, at which boxed ``texts`` centred at
+    ``centres`` (data coordinates, one row per y value) leave a gap beside each other on a row and
+    fill at most 70% of the distance between rows, in the axes' current size."""
+    import numpy as np
+
+    renderer = ax.figure.canvas.get_renderer()
+    for text in texts:
+        text.set_fontsize(largest)
+    pad = 2 * 0.3 * largest * ax.figure.dpi / 72  # the round box's padding, both sides
+    sizes = np.array([[e.width + pad, e.height + pad] for e in (t.get_window_extent(renderer) for t in texts)])
+    points = ax.transData.transform(np.asarray(centres, dtype=float))
+    scale = 1.0
+    rows = np.unique(np.round(points[:, 1], 3))
+    if len(rows) > 1:
+        scale = min(scale, 0.7 * np.min(np.diff(rows)) / sizes[:, 1].max())
+    for row in rows:
+        on_row = np.flatnonzero(np.isclose(points[:, 1], row, atol=1e-3))
+        on_row = on_row[np.argsort(points[on_row, 0])]
+        for a, b in zip(on_row[:-1], on_row[1:]):
+            room = points[b, 0] - points[a, 0] - 0.3 * largest * ax.figure.dpi / 72
+            scale = min(scale, room / (0.5 * (sizes[a, 0] + sizes[b, 0])))
+    return largest * max(0.95 * scale if scale < 1 else 1.0, 0.0)  # text shrinks a little less than its size
+
+
 # --- OSRT: trees -------------------------------------------------------------------------------
 def plot_osrt_tree(model, ax=None, decimals=2):
-    """Draw a fitted ``OptimalSparseRegressionTree``: conditions at splits (left branch = condition
-    holds), predictions at leaves, sample counts everywhere."""
+    """Draw a fitted ``OptimalSparseRegressionTree`` with conditions at splits and values at leaves.
+
+    The left branch of a split is the one where its condition holds; every box gives its sample
+    count. Without ``ax`` the figure is sized to the tree (at most 10 inches wide); the labels take
+    the largest font, up to 11 points, that fits the width and the height of the axes.
+    """
     _fitted(model, "tree_", "OptimalSparseRegressionTree")
     t = model.tree_
     order = []  # leaves left to right
@@ -85,28 +114,38 @@ def plot_osrt_tree(model, ax=None, decimals=2):
         return x[i]
 
     place(0)
-    width = max(len(order), 2)
     depth = int(t.depth.max()) if t.node_count else 0
-    ax = _axes(ax, figsize=(min(2.0 + 1.8 * width, 24), 1.0 + 1.3 * (depth + 1)))
-    box = {"boxstyle": "round,pad=0.3", "linewidth": 0.8}
-    for i in range(t.node_count):
-        if t.feature[i] >= 0:
-            for child, label in ((t.children_left[i], "yes"), (t.children_right[i], "no")):
-                ax.plot([x[i], x[child]], [-t.depth[i], -t.depth[child]], color="0.5", lw=0.8, zorder=1)
-                ax.text(0.5 * (x[i] + x[child]), -0.5 * (t.depth[i] + t.depth[child]), label, fontsize=7,
-                        ha="center", va="center", color="0.35", zorder=3)
-            text = f"{model.node_condition(i, True)}\nn={t.n_node_samples[i]}"
-            style = dict(box, facecolor="#e8eef7", edgecolor="#4a6fa5")
-        else:
-            text = f"{t.value[i]:.{decimals}f}\nn={t.n_node_samples[i]}"
-            style = dict(box, facecolor="#f4efe2", edgecolor="#a5814a")
-        ax.text(x[i], -t.depth[i], text, ha="center", va="center", fontsize=8, bbox=style, zorder=4)
+    labels = [f"{model.node_condition(i, True)}\nn={t.n_node_samples[i]}" if t.feature[i] >= 0
+              else f"{t.value[i]:.{decimals}f}\nn={t.n_node_samples[i]}" for i in range(t.node_count)]
+    widest = max(len(line) for label in labels for line in label.split("\n"))
+    ax = _axes(ax, figsize=(min(max(1.0 + 0.09 * widest * len(order), 4.0), 10.0), 0.8 + 0.8 * (depth + 1)))
     ax.set_xlim(-0.8, len(order) - 0.2)
     ax.set_ylim(-depth - 0.6, 0.6)
+    style = {"boxstyle": "round,pad=0.3", "linewidth": 0.8}
+    boxes, small = [], []
+    for i in range(t.node_count):
+        if t.feature[i] >= 0:
+            for child, branch in ((t.children_left[i], "yes"), (t.children_right[i], "no")):
+                ax.plot([x[i], x[child]], [-t.depth[i], -t.depth[child]], color="0.5", lw=0.8, zorder=1)
+                small.append(ax.text(0.5 * (x[i] + x[child]), -0.5 * (t.depth[i] + t.depth[child]), branch,
+                                     ha="center", va="center", color="0.3", zorder=3,
+                                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"}))
+            colours = {"facecolor": "#e8eef7", "edgecolor": "#4a6fa5"}
+        else:
+            colours = {"facecolor": "#f4efe2", "edgecolor": "#a5814a"}
+        boxes.append(ax.text(x[i], -t.depth[i], labels[i], ha="center", va="center", bbox={**style, **colours},
+                             zorder=4))
+    fontsize = _fitting_fontsize(ax, boxes, [(x[i], -t.depth[i]) for i in range(t.node_count)], largest=11.0)
+    for text in boxes:
+        text.set_fontsize(fontsize)
+    for text in small:
+        text.set_fontsize(0.85 * fontsize)
     ax.set_axis_off()
     ax.set_title(f"{t.node_count} nodes, {int((t.feature < 0).sum())} leaves, objective {model.objective_:.4f}",
-                 fontsize=9)
+                 fontsize=max(fontsize, 9.0))
     return ax
+
+
 
 
 def plot_osrt_frontier(results, ax=None, label="OSRT", **kwargs):

@@ -36,6 +36,12 @@ def test_docs_build_without_warnings(tmp_path):
     # the API reference comes from the docstrings; the notebooks are rendered with their stored figures
     sqr_page = (out / "generated" / "parsimony.symbolic.SymbolicQuantileRegressor.html").read_text()
     assert "niterations" in sqr_page and "equations_" in sqr_page
+    # autosummary lists each object with the first sentence of its docstring, cut at the first ". ":
+    # every summary must be a whole sentence, not stop inside parentheses or at an abbreviation
+    rows = re.findall(r"<tr[^>]*>\s*<td>(.*?)</td>\s*<td>(.*?)</td>\s*</tr>", (out / "api.html").read_text(), flags=re.S)
+    summaries = [re.sub(r"<[^>]+>", "", summary).strip() for _, summary in rows]
+    cut = [s for s in summaries if s.count("(") != s.count(")") or re.search(r"\b(?:Eq|e\.g|i\.e|al|vs|cf)\.$", s)]
+    assert len(summaries) > 50 and not cut, cut
     for notebook in sorted((DOCS.parent / "notebooks").glob("*.ipynb")):
         page = (out / "notebooks" / f"{notebook.stem}.html").read_text()
         images = re.findall(r'<img[^>]+src="[^"]+\.png"', page)

@@ -23,8 +23,37 @@ def test_plots_want_the_fitted_model_they_draw():
     with pytest.raises(TypeError, match="SymbolicQuantileRegressor"):
         plot_pareto_front(tree)
     ax = plot_osrt_tree(tree)
-    boxes = [t.get_text() for t in ax.texts if t.get_bbox_patch() is not None]
+    boxes = [t.get_text() for t in ax.texts if "\n" in t.get_text()]
     assert len(boxes) == 3 and {"0.00\nn=10", "3.00\nn=10"} <= set(boxes)  # a split and its two leaves
+
+
+def test_tree_labels_take_the_largest_font_that_fits():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from parsimony.trees import OptimalSparseRegressionTree
+
+    rng = np.random.default_rng(0)
+    X = rng.random((400, 3))
+    y = np.floor(8 * X[:, 0]) + rng.normal(0, 0.01, 400)  # many levels: a wide tree
+    tree = OptimalSparseRegressionTree(regularization=0.001, depth_limit=3).fit(X, y)
+    assert tree.n_leaves_ >= 6
+    for width, smallest in ((7.4, 7.0), (4.0, 3.0)):
+        fig, ax = plt.subplots(figsize=(width, 4))
+        tree.plot_tree(ax=ax)
+        fig.canvas.draw()
+        boxes = [t for t in ax.texts if "\n" in t.get_text()]
+        sizes = {t.get_fontsize() for t in boxes}
+        assert len(sizes) == 1 and smallest <= sizes.pop() <= 11
+        extents = [t.get_bbox_patch().get_window_extent() for t in boxes]
+        overlaps = [(a, b) for i, a in enumerate(extents) for b in extents[i + 1:] if a.overlaps(b)]
+        assert not overlaps  # the boxes never cover each other
+        plt.close(fig)
+    ax = tree.plot_tree()  # a figure sized to the tree: the largest font
+    assert {t.get_fontsize() for t in ax.texts if "\n" in t.get_text()} == {11}
+    plt.close(ax.figure)
 
 
 def test_forestprune_path_plot_starts_at_zero_nodes():
