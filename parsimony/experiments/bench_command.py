@@ -108,13 +108,22 @@ def _announce(suite, methods, quantiles, folds, seeds, budget, args) -> None:
     total, per_method = estimate_seconds(tasks, sizes, budget, folds, measured=stored)
     workers = 1 if args.n_jobs == 1 else (os.cpu_count() or 1) if args.n_jobs < 0 else args.n_jobs
     unknown = [m for m, v in per_method.items() if v != v]
-    parts = ", ".join(f"{m} {v / 3600:.2g} h" for m, v in per_method.items() if v == v)
+    parts = ", ".join(f"{m} {duration(v)}" for m, v in per_method.items() if v == v)
     _say(f"{len(tasks)} tasks to run"
          + (f" ({n_all - len(tasks)} of {n_all} already in the store)" if stored is not None else "")
-         + (f"; estimated {total / 3600:.2g} CPU-hours ({parts}), about {total / 3600 / max(workers, 1):.2g} h on "
+         + (f"; estimated {duration(total, 'CPU-')} ({parts}), about {duration(total / max(workers, 1))} on "
             f"{workers} worker(s) if the cores are free; a rough model (within a factor of ~2, rescaled by the "
             "store's measured times), the progress bar refines it" if tasks else "")
          + (f"; no estimate for {', '.join(unknown)}" if unknown else ""))
+
+
+def duration(seconds: float, prefix: str = "") -> str:
+    """``seconds`` in readable units: "0.4 CPU-s", "14 CPU-min", "2.3 CPU-hours" (with ``prefix="CPU-"``)."""
+    if seconds < 90:
+        return f"{seconds:.2g} {prefix}s" if seconds < 10 else f"{seconds:.0f} {prefix}s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} {prefix}min"
+    return f"{seconds / 3600:.2g} {prefix}hours" if seconds < 36_000 else f"{seconds / 3600:.0f} {prefix}hours"
 
 
 def _bench_run(args) -> int:
@@ -156,6 +165,8 @@ def _bench_run(args) -> int:
         return 1
     compare = "sqr-paper" if suite.name == "sqr-paper" else None
     rep = report(results, out=args.out, plots=args.out is not None, compare=compare)
+    if rep.comparison is not None and rep.comparison.protocol:
+        print(f"\n{rep.comparison.protocol}")
     print("\nTable 2 (mean ± sd over datasets):\n")
     print(summary_notes(rep.means) + "\n")
     print(to_markdown(rep.summary))
@@ -173,8 +184,12 @@ def _print_comparison(comparison) -> None:
     from .reporting import to_markdown
 
     print("\n## Beside the SQR paper\n")
+    from .paper import BAND
+
     print(comparison.note + "\n")
     print(to_markdown(comparison.counts) + "\n")
+    print(f"Rows more than {BAND:g} from the paper's: "
+          + (f"{len(comparison.outside)}\n\n{to_markdown(comparison.outside)}\n" if len(comparison.outside) else "none\n"))
     print(to_markdown(comparison.table2) + "\n")
     print(to_markdown(comparison.conclusions))
 

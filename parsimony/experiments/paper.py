@@ -33,6 +33,7 @@ PRINTED_PRECISION = 0.005
 #: The issue's reproduction band.
 BAND = 0.01
 _METRICS = ("nql", "ace", "complexity", "time_ms")
+_REPRODUCED = ("nql", "ace")  # the metrics whose reproduction is counted, row by row
 _NAMES = {"nql": "NQL", "ace": "ACE", "complexity": "Parsimony", "time_ms": "Time (ms)"}
 
 
@@ -87,11 +88,11 @@ class PaperComparison:
     ----------
     rows : DataFrame
         One row per (quantile, dataset, method) that ran and that the paper reports: ``ours_*``,
-        ``paper_*`` and ``diff_*`` of NQL, ACE and parsimony, ``within_print`` and ``within_band``
-        (NQL).
+        ``paper_*`` and ``diff_*`` of NQL, ACE, parsimony and fit time, ``nql_within_print``,
+        ``nql_within_band`` and the same of ACE.
     counts : DataFrame
-        Per method and quantile (and ``all``): rows compared, rows within the printed precision and
-        within 0.01 (count and share), mean, median and mean absolute NQL difference.
+        Per method and quantile (and ``all``): rows compared, and for NQL and ACE the rows within the
+        printed precision and within 0.01 (count and share), mean, median and mean absolute difference.
     table2 : DataFrame
         Table 2 with, under each method, the paper's line on the same datasets (from Table 11) and
         its published line over 114 datasets.
@@ -102,7 +103,11 @@ class PaperComparison:
     conclusions : DataFrame
         Per (metric, tau): the best tested method by our tests and the paper's conclusion.
     note : str
-        What was compared (the subset, if any).
+        What was compared (the subset, if any); it starts with :attr:`protocol` when there is one.
+    outside : DataFrame
+        The rows whose NQL or ACE is more than 0.01 from the paper's, by method, metric, tau and dataset.
+    protocol : str
+        Where the run's folds or budget differ from the paper's ("" when they do not).
     """
 
     rows: pd.DataFrame
@@ -112,6 +117,8 @@ class PaperComparison:
     tests: pd.DataFrame
     conclusions: pd.DataFrame
     note: str
+    outside: pd.DataFrame = None
+    protocol: str = ""
 
     def plot(self, path=None, metric="nql"):
         """Scatter of ours against the paper's values, one panel per method (rows) and quantile
@@ -137,32 +144,51 @@ def compare_rows(means: pd.DataFrame) -> pd.DataFrame:
         out[f"ours_{metric}"] = joined[metric].to_numpy()
         out[f"paper_{metric}"] = joined[f"{metric}_paper"].to_numpy()
         out[f"diff_{metric}"] = out[f"ours_{metric}"] - out[f"paper_{metric}"]
-    gap = out["diff_nql"].abs()
-    out["within_print"] = gap <= PRINTED_PRECISION + 1e-12
-    out["within_band"] = gap <= BAND + 1e-12
+    for metric in _REPRODUCED:
+        gap = out[f"diff_{metric}"].abs()
+        out[f"{metric}_within_print"] = gap <= PRINTED_PRECISION + 1e-12
+        out[f"{metric}_within_band"] = gap <= BAND + 1e-12
     return out.sort_values(["method", "quantile", "dataset"]).reset_index(drop=True)
 
 
 def reproduction_counts(rows: pd.DataFrame) -> pd.DataFrame:
     """Per method and quantile, then per method over both quantiles (``quantile="all"``): rows
-    compared, within the printed precision, within 0.01, and the NQL differences."""
+    compared, and for NQL and ACE alike the rows within the printed precision and within 0.01 (count
+    and share) and the mean, median and mean absolute differences."""
     records = []
     for method, sub in rows.groupby("method", sort=True):
         parts = [(f"{q:g}", g) for q, g in sub.groupby("quantile")] + [("all", sub)]
         for label, g in parts:
-            diff = g["diff_nql"].dropna()
-            n = len(diff)
-            records.append({
-                "method": method, "paper": _paper_method(method), "quantile": label, "rows": n,
-                "within_print": int(g["within_print"].sum()),
-                "within_print_%": 100.0 * g["within_print"].sum() / n if n else math.nan,
-                "within_0.01": int(g["within_band"].sum()),
-                "within_0.01_%": 100.0 * g["within_band"].sum() / n if n else math.nan,
-                "mean_diff": diff.mean() if n else math.nan, "median_diff": diff.median() if n else math.nan,
-                "mean_abs_diff": diff.abs().mean() if n else math.nan,
-            })
-    return pd.DataFrame(records, columns=["method", "paper", "quantile", "rows", "within_print", "within_print_%",
-                                          "within_0.01", "within_0.01_%", "mean_diff", "median_diff", "mean_abs_diff"])
+            record = {"method": method, "paper": _paper_method(method), "quantile": label, "rows": len(g)}
+            for metric in _REPRODUCED:
+                compared = g.dropna(subset=[f"diff_{metric}"])
+                diff, n = compared[f"diff_{metric}"], len(compared)
+                inside, band = int(compared[f"{metric}_within_print"].sum()), int(compared[f"{metric}_within_band"].sum())
+                record.update({
+                    f"{metric}_within_print": inside, f"{metric}_within_print_%": 100.0 * inside / n if n else math.nan,
+                    f"{metric}_within_0.01": band, f"{metric}_within_0.01_%": 100.0 * band / n if n else math.nan,
+                    f"{metric}_mean_diff": diff.mean() if n else math.nan,
+                    f"{metric}_median_diff": diff.median() if n else math.nan,
+                    f"{metric}_mean_abs_diff": diff.abs().mean() if n else math.nan,
+                })
+            records.append(record)
+    columns = ["method", "paper", "quantile", "rows"] + [
+        f"{metric}_{part}" for metric in _REPRODUCED
+        for part in ("within_print", "within_print_%", "within_0.01", "within_0.01_%", "mean_diff", "median_diff",
+                     "mean_abs_diff")]
+    return pd.DataFrame(records, columns=columns)
+
+
+def outside_band(rows: pd.DataFrame) -> pd.DataFrame:
+    """The compared rows whose NQL or ACE differs from the paper's by more than 0.01, by name."""
+    records = []
+    for metric in _REPRODUCED:
+        far = rows[~rows[f"{metric}_within_band"] & rows[f"diff_{metric}"].notna()]
+        for r in far.itertuples(index=False):
+            records.append({"method": r.method, "metric": _NAMES[metric], "tau": r.quantile, "dataset": r.dataset,
+                            "ours": getattr(r, f"ours_{metric}"), "paper": getattr(r, f"paper_{metric}"),
+                            "diff": getattr(r, f"diff_{metric}")})
+    return pd.DataFrame(records, columns=["method", "metric", "tau", "dataset", "ours", "paper", "diff"])
 
 
 def _mean_sd(values, decimals) -> str:
@@ -189,6 +215,7 @@ def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics: dict
             continue
         mine = rows[rows["method"] == method]
         same, full = pd.Series(index=summary.columns, dtype=object), pd.Series(index=summary.columns, dtype=object)
+        counts = {}
         for column in summary.columns:
             label, tau = column
             metric = next((m for m, spec in metrics.items() if spec[0] == label), None)
@@ -198,6 +225,7 @@ def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics: dict
             q = float(tau.split("=")[1])
             sub = mine[np.isclose(mine["quantile"], q)]
             same[column] = _mean_sd(sub[f"paper_{metric}"], metrics[metric][2])
+            counts[column] = int(sub[f"paper_{metric}"].notna().sum())
             pub = published[(published["method"] == paper) & (published["metric"] == metric)
                              & np.isclose(published["quantile"], q)]
             if len(pub):
@@ -205,8 +233,15 @@ def side_by_side_table2(summary: pd.DataFrame, rows: pd.DataFrame, metrics: dict
                 full[column] = f"{bold}{pub['mean'].iloc[0]:g} ± {pub['sd'].iloc[0]:g}{bold}"
             else:
                 full[column] = ""
-        n_same = mine["dataset"].nunique()
-        lines.append(((method, f"paper, same {n_same} datasets (Table 11)"), same))
+        used = sorted({n for n in counts.values() if n})
+        if len(used) <= 1:  # every mean is over the same number of datasets
+            label = f"paper, same {used[0] if used else 0} datasets (Table 11)"
+        else:  # say over how many each mean is (a dataset the paper reports at one quantile only, say)
+            label = "paper, same datasets (Table 11; n per cell)"
+            for column, n in counts.items():
+                if n:
+                    same[column] = f"{same[column]} (n={n})"
+        lines.append(((method, label), same))
         lines.append(((method, "paper, 114 datasets (Table 2)"), full))
     table = pd.DataFrame([line for _, line in lines], columns=summary.columns)
     table.index = pd.MultiIndex.from_tuples([key for key, _ in lines], names=["method", "source"])
@@ -257,19 +292,22 @@ def tests_beside_paper(friedman: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.Dat
 
 
 def _test_record(test, metric, row, models, ref) -> dict:
+    from .reporting import verdict
+
     paper_sig = bool(ref["significant"].iloc[0]) if len(ref) else None
     p = row["p_value"]
-    ran = bool(np.isfinite(p))
+    ours = verdict(row)
+    decided = ours in ("Yes", "No")  # a test not run, or unable to be significant, gives no verdict
     record = {"test": test, "metric": _NAMES[metric], "tau": row["quantile"], "models": models,
               "n_datasets": row["n_datasets"], "ours_statistic": row["statistic"],
-              "ours_p": ("<0.001" if p < 0.001 else f"{p:.4f}") if ran else "",
-              "ours_significant": ("Yes" if row["significant"] else "No") if ran else "not run (too few methods or datasets)"}
+              "ours_p": ("<0.001" if p < 0.001 else f"{p:.4f}") if np.isfinite(p) else "",
+              "ours_significant": ours}
     if len(ref):
         ref = ref.iloc[0]
         record.update(paper_statistic=ref["statistic"],
                       paper_p="<0.001" if ref["p_below"] else f"{ref['p_value']:.4f}",
                       paper_significant="Yes" if paper_sig else "No",
-                      agree=("yes" if paper_sig == bool(row["significant"]) else "no") if ran else "")
+                      agree=("yes" if paper_sig == bool(row["significant"]) else "no") if decided else "")
     else:
         record.update(paper_statistic=np.nan, paper_p="", paper_significant="", agree="")
     return record
@@ -293,9 +331,13 @@ def conclusions_beside_paper(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.
         mine = sub[(sub["method_a"] == best) | (sub["method_b"] == best)]
         beaten = sorted((r["method_b"] if r["method_a"] == best else r["method_a"]) for _, r in mine.iterrows()
                         if r["significant"])
+        unable = len(mine) and (mine["smallest_p"] >= mine["alpha"]).all()
         ref = paper[(paper["metric"] == metric) & np.isclose(paper["quantile"], q)]
         records.append({"metric": _NAMES[metric], "tau": q, "n_datasets": len(blocks), "ours_best": best,
-                        "ours_significantly_better_than": ", ".join(beaten) or "none",
+                        "ours_significantly_better_than": ", ".join(beaten) or (
+                            f"cannot tell: {len(blocks)} datasets are too few for a significant Wilcoxon test "
+                            f"(smallest possible p {mine['smallest_p'].min():.2g} >= alpha {mine['alpha'].iloc[0]:.2g})"
+                            if unable else "none"),
                         "paper": ref["conclusion"].iloc[0] if len(ref) else ""})
     columns = ["metric", "tau", "n_datasets", "ours_best", "ours_significantly_better_than", "paper"]
     if not records:  # fewer than two of the paper's transparent methods ran: the paper's conclusions alone
@@ -305,9 +347,38 @@ def conclusions_beside_paper(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.
     return pd.DataFrame(records, columns=columns)
 
 
-def compare_with_paper(means, summary, friedman, wilcoxon, metrics) -> PaperComparison:
+def protocol_differences(results: pd.DataFrame) -> str:
+    """What of a run's protocol differs from the paper's (5 folds, the paper budget), in a sentence;
+    "" when nothing does. The budget is recognised from the rows' settings fingerprints."""
+    from .runner import method_settings
+    from .suites import BUDGETS, resolve_method
+
+    ran = results.dropna(subset=["folds", "settings"])
+    notes = []
+    folds = sorted(set(ran["folds"].astype(int)))
+    if folds and folds != [5]:
+        notes.append(f"{', '.join(map(str, folds))} folds (the paper: 5)")
+    budgets = set()
+    for method, settings in ran[["method", "settings"]].drop_duplicates().itertuples(index=False):
+        try:
+            spec = resolve_method(method)
+        except ValueError:  # a method of another version or a custom one: its budget is unknown
+            continue
+        budgets.add(next((name for name, b in BUDGETS.items() if method_settings(spec, b) == settings), "custom"))
+    others = sorted(budgets - {"paper"})
+    if others:
+        names = " and ".join("a custom" if b == "custom" else f"the {b!r}" for b in others)
+        notes.append(f"{names} budget (the paper's: 'paper')")
+    if not notes:
+        return ""
+    return ("This run's protocol differs from the paper's: " + "; ".join(notes)
+            + ". Its figures are not expected to match the paper's.")
+
+
+def compare_with_paper(means, summary, friedman, wilcoxon, metrics, results=None) -> PaperComparison:
     """Compare a benchmark's per-dataset means, Table 2 (whose ``metrics`` are the report's
-    ``column -> (label, abbreviation, decimals)``) and tests with the paper's."""
+    ``column -> (label, abbreviation, decimals)``) and tests with the paper's; ``results`` (the
+    stored rows) let the note say first where the run's folds or budget differ from the paper's."""
     rows = compare_rows(means)
     all_rows = paper_table11()
     n_paper = len(all_rows[["quantile", "dataset"]].drop_duplicates())
@@ -322,9 +393,12 @@ def compare_with_paper(means, summary, friedman, wilcoxon, metrics) -> PaperComp
               f"paper prints two decimals), within the band when <= {BAND}. Methods: "
             + ", ".join(f"{m} -> paper {PAPER_METHODS[m]}" for m in sorted(set(rows["method"])))
             + (f"; not in the paper: {', '.join(unmapped)}" if unmapped else "") + ".")
+    protocol = protocol_differences(results) if results is not None else ""
     return PaperComparison(rows=rows, counts=reproduction_counts(rows), table2=side_by_side_table2(summary, rows, metrics),
                            table11=side_by_side_table11(rows), tests=tests_beside_paper(friedman, wilcoxon),
-                           conclusions=conclusions_beside_paper(means, wilcoxon), note=note)
+                           conclusions=conclusions_beside_paper(means, wilcoxon),
+                           note=f"**{protocol}** {note}" if protocol else note, outside=outside_band(rows),
+                           protocol=protocol)
 
 
 def plot_comparison(rows: pd.DataFrame, metric="nql", path=None):

@@ -144,8 +144,11 @@ def summary_notes(means: pd.DataFrame) -> str:
     """How to read Table 2: the direction of every column, the datasets it averages over and what
     a blank cell means."""
     datasets = sorted(means["dataset"].unique())
+    counts = means.dropna(subset=["nql"]).groupby(["method", "quantile"])["dataset"].nunique()
+    fewer = [f"{m} at tau={q:g} over {n}" for (m, q), n in counts.items() if n < len(datasets)]
     return ("Lower is better in every metric column (NQL, ACE, parsimony = model complexity). "
-            f"Mean ± sd over {len(datasets)} datasets: {', '.join(map(str, datasets))}. "
+            f"Mean ± sd over {len(datasets)} datasets: {', '.join(map(str, datasets))}"
+            + (f" (fewer where a method has no complete result: {'; '.join(fewer)})" if fewer else "") + ". "
             "A blank cell: the method has no task at that quantile (it fits the mean or the median, "
             "so it runs at tau=0.5 only) or some of its tasks on a dataset did not succeed (see the list "
             "of failures); ± - : one dataset only.")
@@ -189,7 +192,8 @@ def statistical_tests(means: pd.DataFrame, tested="transparent", metrics=tuple(M
     Returns ``(friedman, wilcoxon)`` DataFrames. Friedman's alpha is divided by the number of
     (metric, quantile) tests; Wilcoxon's by the number of pairs over all of them (the paper's 6 and
     18). A test that cannot run (fewer than 3 methods for Friedman, fewer than 2 complete
-    datasets) is listed with NaN values.
+    datasets) is listed with NaN values. ``smallest_p`` is the smallest p-value the test can give
+    with its number of datasets (:func:`smallest_p`): at or above ``alpha`` it cannot be significant.
     """
     methods = _tested_methods(means, tested)
     cases = [(m, q) for m in metrics for q in sorted(means["quantile"].unique())]
@@ -205,24 +209,57 @@ def statistical_tests(means: pd.DataFrame, tested="transparent", metrics=tuple(M
             if len(cols) >= 3 and n_blocks >= 2:
                 res = stats.friedman(long, alpha=alpha, n_tests=len(cases)).iloc[0]
                 f_rows.append({**base, "n_datasets": n_blocks, "n_methods": len(cols), "statistic": res["statistic"],
-                               "p_value": res["p_value"], "alpha": res["alpha"], "significant": bool(res["significant"])})
+                               "p_value": res["p_value"], "alpha": res["alpha"], "significant": bool(res["significant"]),
+                               "smallest_p": smallest_p("friedman", n_blocks, len(cols))})
             else:
                 f_rows.append({**base, "n_datasets": n_blocks, "n_methods": len(cols), "statistic": np.nan,
-                               "p_value": np.nan, "alpha": alpha / len(cases), "significant": False})
+                               "p_value": np.nan, "alpha": alpha / len(cases), "significant": False,
+                               "smallest_p": np.nan})
             for a, b in itertools.combinations(cols, 2):
                 row = {**base, "models": f"{a} vs {b}", "method_a": a, "method_b": b, "n_datasets": n_blocks}
                 if n_blocks >= 2:
                     res = stats.wilcoxon_pairwise(long, alpha=alpha, n_comparisons=n_pairs, pairs=[(a, b)]).iloc[0]
                     row.update(mean_a=res["mean_a"], mean_b=res["mean_b"], statistic=res["statistic"],
-                               p_value=res["p_value"], alpha=res["alpha"], significant=bool(res["significant"]))
+                               p_value=res["p_value"], alpha=res["alpha"], significant=bool(res["significant"]),
+                               smallest_p=smallest_p("wilcoxon", n_blocks))
                 else:
                     row.update(mean_a=np.nan, mean_b=np.nan, statistic=np.nan, p_value=np.nan,
-                               alpha=alpha / max(n_pairs, 1), significant=False)
+                               alpha=alpha / max(n_pairs, 1), significant=False, smallest_p=np.nan)
                 w_rows.append(row)
-    f_cols = ["metric", "abbr", "quantile", "n_datasets", "n_methods", "statistic", "p_value", "alpha", "significant"]
+    f_cols = ["metric", "abbr", "quantile", "n_datasets", "n_methods", "statistic", "p_value", "alpha", "significant",
+              "smallest_p"]
     w_cols = ["metric", "abbr", "quantile", "models", "method_a", "method_b", "n_datasets", "mean_a", "mean_b",
-              "statistic", "p_value", "alpha", "significant"]
+              "statistic", "p_value", "alpha", "significant", "smallest_p"]
     return pd.DataFrame(f_rows, columns=f_cols), pd.DataFrame(w_rows, columns=w_cols)
+
+
+def smallest_p(test: str, n_datasets: int, n_methods: int = 2) -> float:
+    """The smallest p-value ``test`` can give on ``n_datasets`` (untied) datasets: Wilcoxon's
+    two-sided ``2 / 2**n`` (scipy's exact test, to 50; its normal approximation beyond), Friedman's
+    chi-square at its largest statistic ``n (k - 1)`` for ``k`` methods. NaN below two datasets."""
+    from scipy.stats import chi2, norm
+
+    n = int(n_datasets)
+    if n < 2:
+        return math.nan
+    if test == "wilcoxon":
+        if n <= 50:
+            return min(1.0, 2.0 / 2.0**n)
+        z = (n * (n + 1) / 4) / math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+        return float(2 * norm.sf(z))
+    return float(chi2.sf(n * (n_methods - 1), n_methods - 1))
+
+
+def verdict(row) -> str:
+    """A test row's verdict: "Yes", "No", "not run", or that it cannot be significant with its datasets."""
+    if not np.isfinite(row["p_value"]):
+        return "not run (too few methods or datasets)"
+    if row["significant"]:
+        return "Yes"
+    if np.isfinite(row.get("smallest_p", math.nan)) and row["smallest_p"] >= row["alpha"]:
+        return (f"cannot be with {int(row['n_datasets'])} datasets (smallest possible p {row['smallest_p']:.2g} "
+                f">= alpha {row['alpha']:.2g})")
+    return "No"
 
 
 def significant_best(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> set:
@@ -370,19 +407,22 @@ class BenchmarkReport:
         cols = ["metric", "abbr", "quantile", *(["models"] if wilcoxon else []), "statistic", "p_value", "significant"]
         view = table[cols].copy()
         view["p_value"] = [("<0.001" if p < 0.001 else f"{p:.4f}") if np.isfinite(p) else "" for p in view["p_value"]]
-        view["significant"] = ["Yes" if s else "No" for s in view["significant"]]
+        view["significant"] = [verdict(row) for _, row in table.iterrows()]
         return view.rename(columns={"metric": "Metric", "abbr": "Abbr.", "quantile": "tau", "models": "Models",
                                     "statistic": "T-statistic" if wilcoxon else "Test statistic",
                                     "p_value": "p-value", "significant": "Significant"})
 
     def to_markdown(self) -> str:
         """The whole report as Markdown."""
-        parts = ["# Benchmark report", "",
+        protocol = getattr(self.comparison, "protocol", "")
+        parts = ["# Benchmark report", "", *([f"**{protocol}**", ""] if protocol else []),
                  f"{self.means['dataset'].nunique()} datasets, {self.means['method'].nunique()} methods, "
                  f"{len(self.results)} tasks ({int((self.results['status'] == 'failed').sum())} failed). "
                  f"Tests compare: {', '.join(self.tested) or 'none'}.", "",
                  "## Table 2: mean ± sd over datasets", "", summary_notes(self.means), "", to_markdown(self.summary), "",
-                 "## Table 3: fit time (ms)", "", to_markdown(self.runtime), "",
+                 "## Table 3: fit time (ms)", "", "Mean ± sd over datasets of the mean fit time, tuning included, "
+                 "numba's compilation of kernels left out (a process compiles them on first use).", "",
+                 to_markdown(self.runtime), "",
                  "## Table 6: Friedman tests (Bonferroni)", "", to_markdown(self._stats_view(self.friedman)), ""]
         for q in sorted(self.wilcoxon["quantile"].unique()):
             view = self._stats_view(self.wilcoxon[self.wilcoxon["quantile"] == q], wilcoxon=True)
@@ -395,9 +435,13 @@ class BenchmarkReport:
         return "\n".join(parts)
 
     def _comparison_markdown(self) -> list:
+        from .paper import BAND
+
         cmp = self.comparison
         return ["# Beside the SQR paper", "", cmp.note, "",
-                "## Reproduction of the paper's NQL per method", "", to_markdown(cmp.counts), "",
+                "## Reproduction of the paper's NQL and ACE per method", "", to_markdown(cmp.counts), "",
+                f"## Rows more than {BAND:g} from the paper's", "",
+                to_markdown(cmp.outside) if len(cmp.outside) else "none", "",
                 "## Table 2 with the paper's lines", "", to_markdown(cmp.table2), "",
                 "## Section 4's tests on our results, the paper's beside them", "", to_markdown(cmp.tests), "",
                 "## Conclusions", "", to_markdown(cmp.conclusions), "",
@@ -413,8 +457,8 @@ class BenchmarkReport:
                   "wilcoxon": self._stats_view(self.wilcoxon, wilcoxon=True), "per_dataset": self.per_dataset}
         if self.comparison is not None:
             cmp = self.comparison
-            tables.update(paper_counts=cmp.counts, paper_table2=cmp.table2, paper_table11=cmp.table11,
-                          paper_tests=cmp.tests, paper_conclusions=cmp.conclusions)
+            tables.update(paper_counts=cmp.counts, paper_outside=cmp.outside, paper_table2=cmp.table2,
+                          paper_table11=cmp.table11, paper_tests=cmp.tests, paper_conclusions=cmp.conclusions)
             cmp.rows.to_csv(out / "paper_rows.csv", index=False)
             written.append(out / "paper_rows.csv")
         for name, table in tables.items():
@@ -516,7 +560,7 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compar
         paper_tested = sorted([m for m in ("SQR", "QDT") if m in present] + lqr)
         f_paper, w_paper = statistical_tests(means, tested=paper_tested, alpha=alpha) if paper_tested else (
             friedman.iloc[0:0], wilcoxon.iloc[0:0])
-        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper, METRICS)
+        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper, METRICS, results=results)
     if out is not None:
         rep.write(out, plots=plots)
     return rep

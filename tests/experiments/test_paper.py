@@ -64,9 +64,19 @@ def test_reproduction_counts_are_exact():
     rows = paper.compare_rows(means)
     assert len(rows) == 3 and set(rows["paper_method"]) == {"LQR"}
     counts = paper.reproduction_counts(rows).set_index("quantile")
-    assert counts.loc["all", ["rows", "within_print", "within_0.01"]].tolist() == [3, 1, 2]
-    assert counts.loc["0.5", ["rows", "within_print", "within_0.01"]].tolist() == [2, 1, 1]
-    assert counts.loc["all", "mean_diff"] == pytest.approx((0.004 + 0.009 + 0.015) / 3)
+    assert counts.loc["all", ["rows", "nql_within_print", "nql_within_0.01"]].tolist() == [3, 1, 2]
+    assert counts.loc["0.5", ["rows", "nql_within_print", "nql_within_0.01"]].tolist() == [2, 1, 1]
+    assert counts.loc["all", "nql_mean_diff"] == pytest.approx((0.004 + 0.009 + 0.015) / 3)
+    # ACE is counted the same way: the paper's LQR ACE is 0.02, 0.09 (1027_ESL .5, .9) and 0.17 (192_vineyard .5)
+    means["ace"] = [0.024, 0.098, 0.2, 0.1]
+    rows = paper.compare_rows(means)
+    counts = paper.reproduction_counts(rows).set_index("quantile")
+    assert counts.loc["all", ["ace_within_print", "ace_within_0.01"]].tolist() == [1, 2]
+    assert counts.loc["all", "ace_mean_abs_diff"] == pytest.approx((0.004 + 0.008 + 0.03) / 3)
+    outside = paper.outside_band(rows)
+    assert sorted(zip(outside["metric"], outside["dataset"], outside["tau"])) == [
+        ("ACE", "192_vineyard", 0.5), ("NQL", "192_vineyard", 0.5)]
+    assert outside.set_index("metric").loc["ACE", "diff"] == pytest.approx(0.03)
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +107,15 @@ def test_report_beside_the_paper(paper_store, tmp_path):
     assert "10 of the paper's 228 (dataset, quantile) rows on 5 of its 115 datasets" in cmp.note
     assert "a subset" in cmp.note and "not in the paper: OSRT" in cmp.note
     counts = cmp.counts.set_index(["method", "quantile"])
-    assert counts.loc[("LQR-U", "all"), ["rows", "within_print"]].tolist() == [10, 10]
-    assert counts.loc[("QDT", "all"), "mean_diff"] == pytest.approx(0.00205)
-    assert counts.loc[("SQR", "all"), "within_0.01"] == 0
+    assert counts.loc[("LQR-U", "all"), ["rows", "nql_within_print"]].tolist() == [10, 10]
+    assert counts.loc[("QDT", "all"), "nql_mean_diff"] == pytest.approx(0.00205)
+    assert counts.loc[("SQR", "all"), "nql_within_0.01"] == 0
+    # SQR's 10 rows are 0.02 from the paper's NQL: listed by name
+    far = cmp.outside[cmp.outside["metric"] == "NQL"]
+    assert set(far["method"]) == {"SQR"} and len(far) == 10 and set(far["dataset"]) == {
+        "1027_ESL", "1028_SWD", "192_vineyard", "210_cloud", "522_pm10"}
+    # 2 folds and settings of no known budget: said first
+    assert cmp.note.startswith("**This run's protocol differs from the paper's: 2 folds (the paper: 5); a custom budget")
     sources = cmp.table2.index.get_level_values("source")
     assert "paper, same 5 datasets (Table 11)" in sources and "paper, 114 datasets (Table 2)" in sources
     assert cmp.table2.loc[("SQR", "paper, 114 datasets (Table 2)"), ("Normalized quantile loss", "tau=0.5")] == "**0.03 ± 0.021**"
@@ -108,6 +124,9 @@ def test_report_beside_the_paper(paper_store, tmp_path):
     assert set(cmp.tests["test"]) == {"Friedman", "Wilcoxon"} and (cmp.tests["paper_significant"] != "").all()
     assert set(cmp.conclusions["ours_best"]) >= {"SQR"}
     text = (tmp_path / "report.md").read_text()
+    assert text.splitlines()[2].startswith("**This run's protocol differs from the paper's")
+    assert "## Rows more than 0.01 from the paper's" in text and "| SQR | NQL | 0.5 | 1027_ESL |" in text
+    assert "numba's compilation of kernels left out" in text
     assert "# Beside the SQR paper" in text and "| SQR | paper, same 5 datasets (Table 11) |" in text
     assert {"paper_nql.png", "paper_counts.csv", "paper_table11.tex", "paper_rows.csv"} <= {p.name for p in tmp_path.iterdir()}
     assert (tmp_path / "paper_nql.png").stat().st_size > 20_000
@@ -212,3 +231,64 @@ def test_cli_sqr_paper_offline_subset_then_report(tmp_path, monkeypatch, pmlb_di
     assert main(["bench", "report", str(store), "--compare", "sqr-paper", "--no-plots"]) == 0
     out = capsys.readouterr().out
     assert "# Beside the SQR paper" in out and "8 of the paper's 228" in out
+
+
+def test_a_test_that_cannot_be_significant_gives_no_verdict(paper_store):
+    from parsimony.experiments.reporting import smallest_p
+
+    # Wilcoxon on 5 datasets: the smallest two-sided p is 2/2^5 = 0.0625, above 0.05/18; Friedman on 3 methods
+    # and 5 datasets can reach chi2.sf(10, 2) = 0.0067 < 0.05/6
+    assert smallest_p("wilcoxon", 5) == 0.0625 and smallest_p("wilcoxon", 10) == 2 / 2**10
+    assert smallest_p("friedman", 5, 3) == pytest.approx(0.006738, rel=1e-3) and np.isnan(smallest_p("wilcoxon", 1))
+    rep = report(paper_store, plots=False, compare="sqr-paper")
+    tests = rep.comparison.tests
+    wilcoxon, friedman = tests[tests["test"] == "Wilcoxon"], tests[tests["test"] == "Friedman"]
+    assert wilcoxon["ours_significant"].str.startswith("cannot be with 5 datasets (smallest possible p 0.062").all()
+    assert (wilcoxon["agree"] == "").all()  # was "no" beside the paper's significant differences
+    assert friedman["ours_significant"].isin(["Yes", "No"]).all() and friedman["agree"].isin(["yes", "no"]).all()
+    assert rep.comparison.conclusions["ours_significantly_better_than"].str.startswith("cannot tell: 5 datasets").all()
+    text = rep.to_markdown()
+    assert "| Normalized quantile loss | nql | 0.5 | LQR-U vs QDT |" in text and "cannot be with 5 datasets" in text
+
+
+def test_a_test_not_run_shows_no_verdict(paper_store):
+    rows = ResultStore(paper_store).load()
+    rep = report(rows[rows["method"].isin(["QDT", "SQR"])], plots=False)
+    assert (rep.friedman["p_value"].isna()).all()  # two methods: no Friedman test
+    assert "| Normalized quantile loss | nql | 0.5 |  |  | not run (too few methods or datasets) |" in rep.to_markdown()
+
+
+def test_counts_are_those_of_each_mean(paper_store):
+    rows = ResultStore(paper_store).load()
+    # SQR fails on one fold of 210_cloud at tau .9: its mean there is over 4 datasets, not 5
+    broken = (rows["method"] == "SQR") & (rows["dataset"] == "210_cloud") & (rows["quantile"] == 0.9) & (rows["fold"] == 1)
+    rows.loc[broken, "status"] = "failed"
+    rep = report(rows, plots=False, compare="sqr-paper")
+    assert "(fewer where a method has no complete result: SQR at tau=0.9 over 4)" in rep.to_markdown()
+    sources = list(rep.comparison.table2.index.get_level_values("source"))
+    assert "paper, same datasets (Table 11; n per cell)" in sources and "paper, same 5 datasets (Table 11)" in sources
+    line = rep.comparison.table2.loc[("SQR", "paper, same datasets (Table 11; n per cell)")]
+    assert line[("Normalized quantile loss", "tau=0.9")].endswith("(n=4)")
+    assert line[("Normalized quantile loss", "tau=0.5")].endswith("(n=5)")
+
+
+def test_a_run_of_the_papers_protocol_says_nothing_of_it(paper_store):
+    from parsimony.experiments.runner import method_settings
+    from parsimony.experiments.suites import resolve_method
+
+    rows = ResultStore(paper_store).load()
+    rows = rows[rows["method"] != "OSRT"].copy()
+    rows["folds"] = 5
+    rows["settings"] = [method_settings(resolve_method(m), BUDGETS["paper"]) for m in rows["method"]]
+    assert paper.protocol_differences(rows) == ""
+    rows.loc[rows["method"] == "QDT", "settings"] = method_settings(resolve_method("QDT"), BUDGETS["tiny"])
+    assert paper.protocol_differences(rows) == ("This run's protocol differs from the paper's: the 'tiny' budget (the "
+                                                "paper's: 'paper'). Its figures are not expected to match the paper's.")
+
+
+@pytest.mark.parametrize("seconds, text", [(0.25, "0.25 CPU-s"), (42, "42 CPU-s"), (840, "14 CPU-min"),
+                                           (8280, "2.3 CPU-hours"), (360_000, "100 CPU-hours")])
+def test_the_cpu_estimate_reads_in_units(seconds, text):
+    from parsimony.experiments.bench_command import duration
+
+    assert duration(seconds, "CPU-") == text
