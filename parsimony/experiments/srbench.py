@@ -58,7 +58,7 @@ NOISE_LEVELS = (0.0, 0.001, 0.01, 0.1)
 SEEDS = tuple(range(10))
 #: SRBench's cap on training rows.
 TRAIN_ROWS = 10_000
-#: Seconds each sympy step of the criterion and of the size may take.
+#: CPU seconds each sympy step of the criterion and of the size may take.
 SYMPY_TIMEOUT = 20.0
 #: Test R^2 above which a model is an accuracy solution.
 ACCURACY_R2 = 0.999
@@ -465,8 +465,19 @@ def _raise_timeout(signum, frame):
     raise SympyTimeout
 
 
+def _cpu_limited(fn, args, seconds):
+    """``fn(*args)`` in this (main) thread, interrupted after ``seconds`` of this process's CPU time."""
+    previous = signal.signal(signal.SIGPROF, _raise_timeout)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
+    try:
+        return fn(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
 def _fork_call(fn, args, seconds):
-    """``fn(*args)`` in a forked process, killed after ``seconds`` (for threads, where no alarm works)."""
+    """``fn(*args)`` CPU-limited in a forked process (outside the main thread no signal can interrupt)."""
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
@@ -474,36 +485,35 @@ def _fork_call(fn, args, seconds):
 
     def child():
         try:
-            send.send(("ok", fn(*args)))
+            send.send(("ok", _cpu_limited(fn, args, seconds)))
+        except SympyTimeout:
+            send.send(("timeout", None))
         except BaseException as exc:  # noqa: BLE001 - reported to the parent
             send.send(("error", repr(exc)))
 
     process = ctx.Process(target=child, daemon=True)
     process.start()
-    ready = receive.poll(seconds)
+    ready = receive.poll(max(60.0, 20 * seconds))  # a wall-clock guard far beyond the CPU limit
     if not ready:
         process.kill()
         process.join()
         raise SympyTimeout
     kind, value = receive.recv()
     process.join()
+    if kind == "timeout":
+        raise SympyTimeout
     if kind == "error":
         raise RuntimeError(value)
     return value
 
 
 def with_time_limit(fn, args=(), seconds: float = SYMPY_TIMEOUT):
-    """``fn(*args)``, raising :class:`SympyTimeout` after ``seconds`` (an alarm in the main thread, a
-    forked process elsewhere)."""
+    """``fn(*args)``, raising :class:`SympyTimeout` after ``seconds`` of CPU time (not wall time, so a
+    busy machine does not change the outcome): a CPU timer in the main thread, a forked process
+    elsewhere."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(signal, "setitimer"):
         return _fork_call(fn, args, seconds)
-    previous = signal.signal(signal.SIGALRM, _raise_timeout)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        return fn(*args)
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    return _cpu_limited(fn, args, seconds)
 
 
 def round_constants(expr, decimals: int = 3):
@@ -524,7 +534,7 @@ def symbolic_solution(model, truth, timeout: float = SYMPY_TIMEOUT) -> str:
 
     ``model``'s constants are rounded to 3 decimals; it is a solution when ``simplify(model - truth)``
     is a constant, or ``simplify(model / truth)`` a nonzero constant. Each simplification runs under
-    ``timeout`` seconds; ``"timeout"`` means neither finished with a solution and one ran out of time
+    ``timeout`` CPU seconds; ``"timeout"`` means neither finished with a solution and one ran out of time
     (it counts as not solved). A constant model of a non-constant truth is no solution.
     """
     import sympy
