@@ -288,10 +288,11 @@ def fetch_pmlb(names, cache=None, url=None, timeout: float = 30.0, shapes=None, 
     A file already in the cache is verified and kept. A download goes to ``NAME.tsv.gz.part`` and
     resumes from its bytes after an interruption (HTTP Range). A finished file is checked against
     the sha256 shipped with the package (:func:`known_checksums`) or recorded in the cache's
-    ``checksums.json`` on its first fetch; a file with no checksum yet must read as a PMLB table (of
-    ``shapes[name]`` rows x features when given) and its size and sha256 are then recorded. A
-    mismatching download is discarded. When the source is unreachable (offline), the remaining
-    datasets are not tried.
+    ``checksums.json`` on its first fetch (a mismatch names where the expected hash comes from), and
+    must read as a PMLB table of ``shapes[name]`` rows x features when given; a file with no
+    checksum yet must read as a PMLB table and its size and sha256 are then recorded. A mismatching
+    download is discarded. When the source is unreachable (offline), the remaining datasets are not
+    tried.
 
     Parameters
     ----------

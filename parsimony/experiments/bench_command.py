@@ -229,7 +229,8 @@ def add_bench_parser(commands) -> None:
                           "and compared with its published tables; srbench-groundtruth / srbench-blackbox: SRBench's "
                           "two tracks (docs: SRBench's tracks)")
     run.add_argument("--data-dir", default=None, help="folder with PMLB .tsv.gz files (pmlb suite; sqr-paper: a local "
-                                                      "copy looked up before the cache and PMLB)")
+                                                      "copy looked up before the cache and PMLB, checked against "
+                                                      "PMLB's checksum and the paper's rows x features)")
     run.add_argument("--datasets", type=_nonempty_list, default=None, help="only these datasets (comma-separated)")
     run.add_argument("--max-rows", type=int, default=None, help="pmlb, sqr-paper: skip datasets with more rows")
     run.add_argument("--no-fetch", action="store_true", help="sqr-paper: never download; run the datasets found locally")
