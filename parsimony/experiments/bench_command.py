@@ -67,7 +67,8 @@ def _suite(args):
     if missing:
         _say(f"{len(missing)} of the suite's {len(suite.datasets)} datasets are missing and left out: "
              f"{', '.join(missing)}")
-        _say(advice)
+        if advice:
+            _say(advice)
     if not available:
         raise ValueError("none of the sqr-paper suite's datasets is available (see the messages above)")
     return dataclasses.replace(suite, datasets=tuple(available))
