@@ -2,7 +2,7 @@
 
 All metrics take ``(y_true, y_pred, ...)`` in that order, validate their input and accept
 ``sample_weight`` where a weighted mean is natural. Two names are re-exported from their homes:
-``TOKEN_COMPLEXITY`` (the SQR paper's token weights, :data:`parsimony.symbolic.TOKEN_COMPLEXITY`)
+``TOKEN_COMPLEXITY`` (the SQR paper's token weights, :data:`parsimony.tokens.TOKEN_COMPLEXITY`)
 and ``QuantileScoreMixin`` (:class:`parsimony.base.QuantileScoreMixin`).
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 from ._validation import check_array_1d, check_quantile, check_same_length, check_sample_weight
 from .base import QuantileScoreMixin
 from .losses import Pinball
-from .symbolic._expressions import TOKEN_COMPLEXITY, token_weights
+from .tokens import TOKEN_COMPLEXITY, token_weights
 
 __all__ = ["pinball_loss", "normalized_quantile_loss", "coverage", "absolute_coverage_error", "interval_coverage",
            "expression_complexity", "complexity", "TOKEN_COMPLEXITY", "QuantileScoreMixin"]

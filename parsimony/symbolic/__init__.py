@@ -16,7 +16,7 @@ _LAZY = {
     "Pinball": "parsimony.losses",
     "Squared": "parsimony.losses",
     "Absolute": "parsimony.losses",
-    "TOKEN_COMPLEXITY": "parsimony.symbolic._expressions",
+    "TOKEN_COMPLEXITY": "parsimony.tokens",
 }
 
 __all__ = ["SymbolicQuantileRegressor", "ConformalQuantileInterval", "Pinball", "Squared", "Absolute",

@@ -15,13 +15,16 @@ class EngineFit:
     ``fronts``: per level, the Pareto front as a list of dicts (complexity, loss, ops, feats,
     vals) in increasing complexity; ``statuses``: per level, ``"completed"`` or
     ``"time_limit"``; ``n_evaluations``: expressions evaluated (0 when the engine does not
-    count them); ``states``: per level, what a warm start of the same engine goes on from.
+    count them); ``states``: per level, what a warm start of the same engine goes on from;
+    ``certified_sizes``: per level, the complexity up to which the front's rows may be
+    certified (a row's ``"certified"``; None: no certificate, as from PySR).
     """
 
     fronts: list
     statuses: list
     n_evaluations: int
     states: list
+    certified_sizes: list | None = None
 
 
 def pareto_scores(complexity, loss) -> np.ndarray:

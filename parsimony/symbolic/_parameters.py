@@ -17,7 +17,7 @@ from ..backend import BACKENDS
 from ..losses import LOSSES, Loss, Pinball, as_loss
 from ._expressions import TOKEN_COMPLEXITY, complexity_weights, operator_codes, token_weights
 from ._search import SearchSettings
-from ._stepwise import stage_runs
+from .seeds import STAGES, AdditiveSeeder, Problem
 
 MODEL_SELECTIONS = ("cost", "best", "score", "accuracy", "elbow", "sic")
 AUTO_BATCH_SIZE = 128  # batch_size="auto": evolve on batches of this many rows once there are twice as many
@@ -25,6 +25,18 @@ AUTO_BATCH_SIZE = 128  # batch_size="auto": evolve on batches of this many rows 
 PAPER_MAXSIZE = 20
 #: ``maxsize="auto"`` where the additive stage runs: room for its sums (Friedman #1's shape is 28 tokens).
 STAGE_MAXSIZE = 30
+
+
+def stage_names(stages, name="stages") -> tuple:
+    """The seeders named in ``stages`` (a sequence of names among :data:`~parsimony.symbolic.seeds.STAGES`;
+    empty: none), in the order they run."""
+    if isinstance(stages, str) or not hasattr(stages, "__iter__") or isinstance(stages, Mapping):
+        raise TypeError(f"{name} must be 'auto' or a sequence of stage names among {STAGES}, got {stages!r}")
+    names = list(stages)
+    unknown = [stage for stage in names if stage not in STAGES]
+    if unknown:
+        raise ValueError(f"{name} must be names among {STAGES}, got {unknown[0]!r}")
+    return tuple(name for name in STAGES if name in names)
 
 
 def operator_names(operators, name="operators") -> tuple:
@@ -51,6 +63,7 @@ SQR_PARAMETERS = {
     "adaptive_parsimony_scaling": [Interval(numbers.Real, 0)],
     "feature_relevance": [Options("auto"), Interval(numbers.Real, 0, 1)],
     "additive_stage": [Options("auto"), BOOLEAN],
+    "stages": [Options("auto"), Check(stage_names, f"a sequence of stage names among {STAGES}")],
     "model_selection": [Options(*MODEL_SELECTIONS)],
     "max_samples": [None, Interval(numbers.Integral, 1)],
     "rearrange": [BOOLEAN],
@@ -76,7 +89,10 @@ def search_settings(params: dict, engine: str) -> SearchSettings:
     relevance = params["feature_relevance"]
     if relevance == "auto":
         relevance = 0.5 if engine == "native" else 0.0
-    stage = params["additive_stage"]
+    stage, stages = params["additive_stage"], params["stages"]
+    if stages != "auto" and stages and engine != "native":
+        raise ValueError(f"stages={stages!r} is not supported by the Julia engine (the seeders are the native "
+                         "engine's): use stages='auto' or (), or backend='native'")
     if stage == "auto":
         stage = engine == "native"
     batch = AUTO_BATCH_SIZE if params["batch_size"] == "auto" else params["batch_size"]
@@ -85,7 +101,8 @@ def search_settings(params: dict, engine: str) -> SearchSettings:
         maxsize=STAGE_MAXSIZE if params["maxsize"] == "auto" else params["maxsize"], niterations=params["niterations"], populations=params["populations"],
         population_size=params["population_size"], ncycles_per_iteration=params["ncycles_per_iteration"],
         parsimony=params["parsimony"], adaptive_parsimony_scaling=params["adaptive_parsimony_scaling"],
-        feature_relevance=relevance, additive_stage=bool(stage), batch_size=batch, time_limit=params["time_limit"],
+        feature_relevance=relevance, additive_stage=bool(stage), stages=STAGES if stages == "auto" else stages,
+        batch_size=batch, time_limit=params["time_limit"],
         n_jobs=1 if n_jobs is None else n_jobs, progress=params["progress"],
     )
 
@@ -124,13 +141,15 @@ class FitPlan:
 
     def resolve_maxsize(self, X, y, w) -> None:
         """Set ``maxsize="auto"`` for the training data ``(X, y, w)``: :data:`STAGE_MAXSIZE`
-        where the additive stage runs (it is on and finds
-        :data:`~parsimony.symbolic._stepwise.MIN_ROWS` distinct rows), else the paper's
+        where the additive seeder runs (it is on and applies: enough distinct rows,
+        :class:`~parsimony.symbolic.seeds.AdditiveSettings`), else the paper's
         :data:`PAPER_MAXSIZE`. The extra room exists for the stage's sums; where there are none
         (small data, the Julia engine) it only lets evolution fit noise: on the PMLB sets of
         fewer than 100 training rows, coverage at tau = .9 is further off at 30 than at 20."""
         if self.auto_maxsize:
-            runs = self.settings.additive_stage and stage_runs(X, y, w)
+            seeder = AdditiveSeeder()
+            runs = (self.settings.additive_stage and seeder.name in self.settings.stages
+                    and seeder.applies(Problem(X, y, w, 0, 0.5, (), (), (), 0)))
             self.settings.maxsize = STAGE_MAXSIZE if runs else PAPER_MAXSIZE
 
 

@@ -1,10 +1,10 @@
-"""The additive stage's rational forms: sparse sums of monomials, under a transform of the target
+"""The rational seeder's forms: sparse sums of monomials, under a transform of the target
 and over a denominator, for data a closed formula (nearly) reproduces.
 
 A form is ``T(y) = (c0 + sum_i a_i m_i) / (1 + sum_j b_j h_j)`` where ``T`` is the identity,
 the square, the reciprocal or the log (each where the target allows it), and ``m_i``, ``h_j``
-are *monomials* of the :data:`FEATURES` most relevant features (exponents -2 to 2, at most
-:data:`DEGREE` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``), squared
+are *monomials* of the ``features`` most relevant features (exponents -2 to 2, at most
+``degree`` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``), squared
 differences ``(x_i - x_j)^2``, or the *phase* ``cos(x_i - x_j)`` of the pair of features that
 correlates most with the target, alone or times a monomial of at most two factors (the law of
 cosines, ``x1*x2*cos(t1 - t2)``). Multiplied out, ``T(y) = c0 + sum_i a_i m_i - b T(y) h`` is
@@ -13,15 +13,19 @@ them; the supports (which columns) come from beam searches on the columns' Gram 
 (:func:`_supports`), with one denominator column at most. ``omega_0/(1 - v/c)``,
 ``sqrt((x2 - x1)^2 + (y2 - y1)^2)``, ``mom*sqrt(Bx^2 + By^2 + Bz^2)`` (a squared factor is taken
 out of the root) and ``rho/sqrt(1 - v^2/c^2)`` are found; forms whose parts explain little one
-or two at a time, such as ``(m1*r1 + m2*r2)/(m1 + m2)``, are not. A coefficient within
-:data:`SNAP` of an integer is taken as the integer, and each form is also offered with the
-coefficients within :data:`ROUND` of integers made integers.
+or two at a time, such as ``(m1*r1 + m2*r2)/(m1 + m2)`` and ``(u + v)/(1 + u*v/c^2)``, are
+found by an exhaustive pass over every support of two numerator columns and one denominator
+column (:func:`_best_triples`), where a numerator alone already explains most of ``T(y)``. A
+coefficient within
+``snap`` of an integer is taken as the integer, and each form is also offered with the
+coefficients within ``round`` of integers made integers.
 
 A form is offered to the search (written back as ``T^-1`` of the ratio, within ``maxsize``) only
-when it explains at least :data:`MIN_R2` of ``T(y)``'s variance (least squares on a transformed
+when it explains at least ``min_r2`` of ``T(y)``'s variance (least squares on a transformed
 target is not the fit's loss: the search's halls of fame judge the forms on the loss; on noisy
 data none qualifies and the stage's sums are what the search gets), and at most
-:data:`MAX_FORMS` are.
+``max_forms`` are. The settings (``features``, ``degree``, ...) are the fields of
+:class:`~parsimony.symbolic.seeds.rational.RationalSettings`, which says why each has its value.
 """
 
 from __future__ import annotations
@@ -34,29 +38,14 @@ import numpy as np
 from .._numba import njit
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
 
-FEATURES = 6  # monomials over this many of the most relevant features
-DEGREE = 4  # factors of a monomial at most (x^2 counts two), on at most four features
-WIDE_DEGREE = 3  # and on more
-MAX_STEPS = 5  # columns of a form at most
-BEAM = 32  # supports of each size the beam search keeps
-SEARCH_ROWS = 150  # rows the supports are searched on (every k-th; coefficients on all)
-MIN_R2 = 0.995  # share of T(y)'s variance a form explains to be offered
-MAX_FORMS = 8  # forms offered at most: the lowest log(share left, at least EXACT) + TOKEN_PRICE * tokens
-TOKEN_PRICE = 0.05  # (a token must cut the variance a form leaves by 5%; exact forms: the simplest)
-SNAP = 1e-6  # a coefficient this close (relative) to an integer is the integer
-ROUND = 0.01  # a form is also offered with the coefficients this close to integers made integers
-LINEARISED = 10  # a support is fitted when its linearised residual is at most this times that
-EXACT = 1e-12  # a form whose residual is this share of T(y)'s variance reproduces it: stop
-TRIPLE_GATE = 0.05  # a numerator's sum leaves at most this share: every triple is tried (:func:`_best_triples`)
 TRANSFORMS = ("identity", "square", "inverse", "log")
 INVERSE_OP = {"square": SQRT, "log": EXP}  # the unary operator writing T^-1 (inverse: 1/...)
 
 
 @functools.lru_cache(maxsize=None)
-def _monomials(p):
-    """Exponent vectors over ``p`` features: 1 to :data:`DEGREE` factors (:data:`WIDE_DEGREE` on
-    more than four features) on at most 3 features."""
-    out, degree = [], DEGREE if p <= 4 else WIDE_DEGREE
+def _monomials(p, degree):
+    """Exponent vectors over ``p`` features: 1 to ``degree`` factors on at most 3 features."""
+    out = []
     for e in itertools.product(range(-2, 3), repeat=p):
         factors, used = sum(abs(v) for v in e), sum(1 for v in e if v)
         if 1 <= factors <= degree and used <= 3:
@@ -64,7 +53,7 @@ def _monomials(p):
     return out
 
 
-def _dictionary(X, features, phase=None):
+def _dictionary(X, features, degree, phase=None):
     """The candidate columns on ``X`` (rows x features) and their descriptions: ``("m", num,
     den)`` for a monomial (the features of its numerator and denominator, repeated by their
     powers), ``("d", i, j)`` for ``(x_i - x_j)^2``; with a ``phase`` ``(index, values)``, the
@@ -78,13 +67,13 @@ def _dictionary(X, features, phase=None):
         return {int(features[k]): v for k, v in enumerate(e) if v}
 
     with np.errstate(all="ignore"):
-        for e in _monomials(len(features)):
+        for e in _monomials(len(features), degree):
             terms.append(_term(add(e)))
         for a, b in itertools.combinations(features, 2):
             cols.append((X[:, a] - X[:, b]) ** 2)
             terms.append(("d", int(a), int(b)))
         if phase is not None:  # the phase alone and times a monomial of at most two factors
-            for e in [(0,) * len(features)] + [e for e in _monomials(len(features)) if sum(map(abs, e)) <= 2]:
+            for e in [(0,) * len(features)] + [e for e in _monomials(len(features), degree) if sum(map(abs, e)) <= 2]:
                 terms.append(_term({**add(e, [phase[1]]), phase[0]: 1}))
     cols = np.array(cols)
     ok = np.all(np.isfinite(cols), axis=1) & (np.ptp(cols, axis=1) > 0)
@@ -104,14 +93,15 @@ def _transformed(y, name):
     return t if t is not None and np.all(np.isfinite(t)) and np.ptp(t) > 0 else None
 
 
-def _beam(G, b, total, beams, allowed):
+def _beam(G, b, total, beams, allowed, settings):
     """Beam search over supports (sets of columns) by least squares on the Gram matrix ``G`` of
-    the centred columns and their products ``b`` with the target: from each of the :data:`BEAM`
+    the centred columns and their products ``b`` with the target: from each of the ``beam``
     best supports of one size, every ``allowed`` column is scored exactly as its addition; yields
-    ``(support, residual sum of squares)`` for the best of each size up to :data:`MAX_STEPS`."""
+    ``(support, residual sum of squares)`` for the best of each size up to ``max_columns``."""
     d = np.diag(G)
     usable = allowed & (d > 1e-12 * max(d.max(), 1e-300))
-    for size in range(len(beams[0][0]), MAX_STEPS):
+    beam = settings.beam
+    for size in range(len(beams[0][0]), settings.max_columns):
         found = {}
         for support, rss in beams:
             S = list(support)
@@ -123,16 +113,16 @@ def _beam(G, b, total, beams, allowed):
             ok = usable & (den > 1e-9 * d)
             ok[S] = False
             gain = np.where(ok, num ** 2 / np.where(ok, den, 1.0), -1.0)
-            top = np.argpartition(-gain, BEAM)[:BEAM] if gain.size > BEAM else np.arange(gain.size)
+            top = np.argpartition(-gain, beam)[:beam] if gain.size > beam else np.arange(gain.size)
             for j in top:
                 if gain[j] > 0:
                     key = tuple(sorted(S + [int(j)]))
                     found[key] = min(found.get(key, np.inf), rss - gain[j])
         if not found:
             return
-        beams = sorted(found.items(), key=lambda item: (item[1], item[0]))[:BEAM]
+        beams = sorted(found.items(), key=lambda item: (item[1], item[0]))[:beam]
         yield from beams
-        if beams[0][1] <= EXACT * total:
+        if beams[0][1] <= settings.exact * total:
             return
 
 
@@ -179,19 +169,19 @@ def _best_triples(G, b, k, removed, pairs):
                     pairs[j - k, 1] = l
 
 
-def _supports(cols, t, w, k):
+def _supports(cols, t, w, k, settings):
     """Candidate supports for ``t`` among the columns ``cols``, of which those from ``k`` on are a
     denominator's (``-t`` times a monomial); yields ``(support, residual share)``.
 
     Two beam searches (:func:`_beam`): over the numerator's columns alone, and over supports
-    with exactly one denominator column, started from the :data:`BEAM` best pairs of a numerator
+    with exactly one denominator column, started from the ``beam`` best pairs of a numerator
     and a denominator column, all scored exactly. Denominators are kept to one column, and kept
     out of the first search, because ``1 + sum b_j h_j`` of a few columns can nearly vanish on
     the data, and ``t`` times one column (``y*omega_0``) can explain most of ``t``: either would
     crowd the beam with fits of the linearisation that are none of the form. Where a sum of
-    numerator columns alone leaves at most :data:`TRIPLE_GATE` of the variance (data a formula
+    numerator columns alone leaves at most ``triple_gate`` of the variance (data a formula
     nearly reproduces; the linearisation's residual, small also on noisy data, would not tell),
-    the :data:`BEAM` best supports of two numerator columns and one denominator column, each
+    the ``beam`` best supports of two numerator columns and one denominator column, each
     denominator's best pair (:func:`_best_triples`, exhaustive), follow."""
     p = w / w.sum()
     sw = np.sqrt(p)
@@ -201,7 +191,8 @@ def _supports(cols, t, w, k):
     G, b = A @ A.T, A @ r
     numerator = np.arange(len(b)) < k
     closest = np.inf
-    for support, rss in _beam(G, b, total, [((), total)], numerator):
+    beam = settings.beam
+    for support, rss in _beam(G, b, total, [((), total)], numerator, settings):
         closest = min(closest, rss)
         yield list(support), max(rss, 0.0) / total
     # pairs (i, j), i a numerator column and j a denominator's: the residual after both
@@ -212,27 +203,27 @@ def _supports(cols, t, w, k):
     with np.errstate(all="ignore"):
         gain = np.where(det > 1e-9 * Gn * Gd, (bn ** 2 * Gd - 2 * bn * bd * Gx + bd ** 2 * Gn) / det, -1.0)
     flat = gain.ravel()
-    best = np.argpartition(-flat, BEAM)[:BEAM] if flat.size > BEAM else np.arange(flat.size)
+    best = np.argpartition(-flat, beam)[:beam] if flat.size > beam else np.arange(flat.size)
     pairs = [((int(i), int(j) + k), total - flat[f]) for f in best for i, j in [np.unravel_index(f, gain.shape)]
              if flat[f] > 0]
     if pairs:
         pairs.sort(key=lambda item: (item[1], item[0]))
         for support, rss in pairs:
             yield list(support), max(rss, 0.0) / total
-        for support, rss in _beam(G, b, total, pairs, numerator):
+        for support, rss in _beam(G, b, total, pairs, numerator, settings):
             yield list(support), max(rss, 0.0) / total
-    if not closest <= TRIPLE_GATE * total or closest <= EXACT * total:
+    if not closest <= settings.triple_gate * total or closest <= settings.exact * total:
         return
     removed, best = np.empty(len(b) - k), np.empty((len(b) - k, 2), dtype=np.int64)
     _best_triples(np.ascontiguousarray(G), np.ascontiguousarray(b), k, removed, best)
-    for j in np.argsort(-removed, kind="stable")[:BEAM]:
+    for j in np.argsort(-removed, kind="stable")[:beam]:
         if removed[j] > 0:
             yield [int(best[j, 0]), int(best[j, 1]), int(j) + k], max(total - removed[j], 0.0) / total
 
 
-def _fit(cols, t, w, support, k):
+def _fit(cols, t, w, support, k, snap):
     """The weighted least-squares coefficients and intercept of ``t`` on the columns ``support``
-    (those from ``k`` on are ``-t`` times a denominator's term), each within :data:`SNAP` of an
+    (those from ``k`` on are ``-t`` times a denominator's term), each within ``snap`` of an
     integer taken as the integer."""
     p = w / w.sum()
     sw = np.sqrt(p)
@@ -240,7 +231,7 @@ def _fit(cols, t, w, support, k):
     mean = design @ p
     coefs = np.linalg.lstsq(((design - mean[:, None]) * sw).T, (t - t @ p) * sw, rcond=None)[0]
     intercept = float(t @ p - coefs @ mean)
-    return _rounded(coefs, intercept, t, p, SNAP)
+    return _rounded(coefs, intercept, t, p, snap)
 
 
 def _rounded(coefs, intercept, t, p, tolerance):
@@ -428,21 +419,23 @@ def _write(writer, transform, selected, coefs, constant, terms, k, X):
                        [a for a, _ in den], [c for _, c in den], factor)
 
 
-def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
-    """The forms of ``y`` on ``(X, w)`` that explain at least :data:`MIN_R2` of ``T(y)``'s
-    variance, within ``maxsize``, over the :data:`FEATURES` first features of ``order``: the
-    :data:`MAX_FORMS` best (least variance left per token, :data:`TOKEN_PRICE`) of distinct
-    shapes, a list of ``(ops, feats, vals)``; and the number of forms fitted."""
+def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
+    """The forms of ``y`` on ``(X, w)`` that explain at least ``settings.min_r2`` of ``T(y)``'s
+    variance, within ``maxsize``, over the ``settings.features`` first features of ``order``: the
+    ``settings.max_forms`` best (least variance left per token, ``settings.token_price``) of
+    distinct shapes, a list of ``(ops, feats, vals)``; and the number of forms fitted."""
     writer = _Writer(binops, unops)
     if not {ADD, SUB, MUL, DIV} <= writer.binops:
         return [], 0
-    features = np.sort(np.asarray(order[:FEATURES], dtype=np.int64))
+    s = settings
+    features = np.sort(np.asarray(order[:s.features], dtype=np.int64))
+    degree = s.degree if len(features) <= 4 else s.wide_degree
     phase = _phase(X, y, features) if COS in writer.unops else None
     if phase is not None:
         writer.phase = {X.shape[1]: phase[0]}
         X = np.c_[X, phase[1]]
         phase = (X.shape[1] - 1, phase[1])
-    cols, terms = _dictionary(X, features, phase)
+    cols, terms = _dictionary(X, features, degree, phase)
     if len(terms) == 0:
         return [], 0
     if SQUARE not in writer.unops:  # (x_i - x_j)^2 is written with it
@@ -456,28 +449,28 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order):
             continue
         both = np.vstack([cols, -t * cols])
         both = np.where(np.all(np.isfinite(both), axis=1)[:, None], both, 0.0)
-        step = -(-len(t) // SEARCH_ROWS)
-        for selected, share in _supports(both[:, ::step], t[::step], w[::step], k):
-            if share > LINEARISED * (1 - MIN_R2):
+        step = -(-len(t) // s.search_rows)
+        for selected, share in _supports(both[:, ::step], t[::step], w[::step], k, s):
+            if share > s.linearised * (1 - s.min_r2):
                 continue
             fitted += 1
-            coefs, constant = _fit(both, t, w, selected, k)
+            coefs, constant = _fit(both, t, w, selected, k, s.snap)
             variants = [(coefs, constant)]
-            integral = _rounded(coefs, constant, t, w / w.sum(), ROUND)
+            integral = _rounded(coefs, constant, t, w / w.sum(), s.round)
             if not np.array_equal(integral[0], coefs) or integral[1] != constant:
                 variants.append(integral)
             for coefs, constant in variants:
                 share = _share(both, t, w, selected, k, coefs, constant)
-                if share > 1 - MIN_R2:
+                if share > 1 - s.min_r2:
                     continue
                 tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
                 cplx = int(weights[tree[0]].sum())
                 if cplx <= maxsize:
-                    models.append((np.log(max(share, EXACT)) + TOKEN_PRICE * cplx, len(models), tree))
+                    models.append((np.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
     kept = []
     for *_, tree in sorted(models):  # one of each shape (its constants aside): the best
         key = (tree[0].tobytes(), tree[1].tobytes())
-        if key not in seen and len(kept) < MAX_FORMS:
+        if key not in seen and len(kept) < s.max_forms:
             seen.add(key)
             kept.append(tree)
     return kept, fitted

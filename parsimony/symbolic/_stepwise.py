@@ -16,14 +16,14 @@ taken whenever they explain the residual as well (up to ``SNAP``).
 
 Waves have one more kind of base, the *shifted product* ``(x_i + b)*(x_j + c)`` (``sin(pi*u0*u1)``
 of Friedman #1 on standardised features is ``sin(a*(x0 + b)*(x1 + c))``, out of reach of the
-plain product): for every pair of the :data:`PAIR_FEATURES`, the shifts on the features'
+plain product): for every pair of the ``pair_features``, the shifts on the features'
 quartiles (minus each) and the frequency on its grid are screened on the target; the
-:data:`SHIFTED_PAIRS` best are refined by Levenberg-Marquardt (the wave's argument is linear in
+``shifted_pairs`` best are refined by Levenberg-Marquardt (the wave's argument is linear in
 ``(a, a*c, a*b)``) and kept with a shift only where it is needed (``b = 0`` or ``c = 0`` when that
 fits as well). Backfitting refines a shifted product's shifts on its term's partial residual.
 
 Forward stepwise selection starts from the best constant. Each step screens every candidate by
-its least-squares gain on the current residual per token it adds (:data:`SCREENED` of them, and
+its least-squares gain on the current residual per token it adds (``screened`` of them, and
 the one of highest gain), refits their inner constants on that residual and adds the one that
 lowers the loss of the whole sum most per token, the outer coefficients and intercept refitted
 exactly for the fit's loss (the weighted linear quantile regression
@@ -44,14 +44,16 @@ candidate fits in ``maxsize``. Every step's sum (written by
 :func:`~parsimony.symbolic._terms.write_sum`, simplified) is one model: the search offers them to
 its halls of fame and plants them in its populations.
 
-The stage works on at most :data:`STAGE_ROWS` rows (every k-th row of positive weight), so its
-cost does not grow with the data, and needs :data:`MIN_ROWS` distinct rows; it is deterministic,
-and integer weights give the sums of repeated rows.
+The kernel's choices (``screened``, ``max_terms``, ...) are the fields of
+:class:`~parsimony.symbolic.seeds.additive.AdditiveSettings`, which says why each has its value;
+the seeder (:mod:`parsimony.symbolic.seeds.additive`) picks the rows and the features. The stage
+is deterministic, and integer weights give the sums of repeated rows.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,25 +63,26 @@ from ._engine import simplify_tree, tree_complexity
 from ._evaluator import unary_scalar
 from ._expressions import ABS, ADD, CONST, COS, CUBE, DIV, EXP, LOG, MUL, SIN, SQRT, SQUARE, VAR
 from ._optimize import _solve_small
-from ._rational import rational_forms
 from ._terms import least_squares_terms, pinball_regression, write_sum
 
-STAGE_ROWS = 1000  # rows the stage works on at most
-MIN_ROWS = 100  # distinct rows the stage needs: on fewer its sums (inner constants and all) fit noise
-SINGLE_FEATURES = 50  # terms of one feature for this many of the most relevant features
-PAIR_FEATURES = 6  # products and ratios among this many of the most relevant features
-SCREENED = 4  # candidates refitted on the residual and tried exactly per step
-MAX_TERMS = 12  # terms of a sum at most
-MAX_STEPS = 24  # steps (each writes at most one sum) at most
-SNAP = 1e-6  # a = 1 or b = 0 is taken when it loses at most this fraction of the gain
+# numerical precision of the inner fits (not tuning: the stage's choices are in ``Knobs``)
+SNAP = 1e-6  # a = 1 or b = 0 (a shift of 0) is taken when it loses at most this fraction of the gain
 GOLDEN_STEPS = 24  # golden-section steps of a refit (0.618^24: 1e-5 of the bracket)
-SCREEN_STEPS = 12  # and of a candidate's first fit, refitted when screened
-BACKFIT_PASSES = 3  # passes of backfitting after each step, at most
-LINEAR = -1  # the op of a term that is its base
-SHIFTED_PAIRS = 3  # pairs whose shifted product (x_i + b)*(x_j + c) is a base of waves
 LM_STEPS = 30  # Levenberg-Marquardt steps refining a shifted product's shifts and frequency
+LINEAR = -1  # the op of a term that is its base
 BASE_NODES = 7  # (x_i + b)*(x_j + c)
 TERM_NODES = BASE_NODES + 5  # a base, a*, +b and g
+
+
+class Knobs(NamedTuple):
+    """The stage's choices the kernel reads (set by
+    :class:`~parsimony.symbolic.seeds.additive.AdditiveSettings`, where each is explained)."""
+
+    screened: int
+    max_terms: int
+    backfit_passes: int
+    shifted_pairs: int
+    screen_steps: int
 
 
 # ------------------------------------------------------------------------------ term values
@@ -639,13 +642,13 @@ def _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_
 # ------------------------------------------------------------------------------- the stage
 @njit(error_model="numpy")
 def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, single_features, pair_features,
-                    out_ops, out_feats, out_vals, out_length):
+                    knobs, out_ops, out_feats, out_vals, out_length):
     """The additive stage on the rows ``(Xt, y, w)`` (features by rows): writes each step's sum
     (simplified) into ``out_*[k]`` (up to ``maxsize`` nodes; ``out_ops.shape[0]`` sums at most)
     and returns ``(number of sums, evaluations used)``. ``single_features`` are the features that
     are bases, ``pair_features`` those whose products (and ratios, when ``div`` is allowed) are
     bases; only the operators of ``binops`` and ``unops`` are used (none when ``add`` or ``mul``
-    is not among them)."""
+    is not among them); ``knobs`` (a :class:`Knobs`) are the stage's choices."""
     d, n = Xt.shape
     allowed = np.zeros(32, dtype=np.bool_)
     for op in binops:
@@ -657,7 +660,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
     # ---- bases
     n_pair = pair_features.shape[0]
     wave = SIN if allowed[SIN] else (COS if allowed[COS] else -1)
-    n_shifted = min(SHIFTED_PAIRS, n_pair * (n_pair - 1) // 2) if wave >= 0 else 0
+    n_shifted = min(knobs.shifted_pairs, n_pair * (n_pair - 1) // 2) if wave >= 0 else 0
     n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + n_shifted
     b_ops = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
     b_feats = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
@@ -724,7 +727,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
     grid = np.empty(16)
     evals = 0
     # ---- shifted products (x_i + b)*(x_j + c) as bases of waves: the shifts on the features'
-    # quartiles for every pair, refined for the SHIFTED_PAIRS best; one only where its shifts are
+    # quartiles for every pair, refined for the ``knobs.shifted_pairs`` best; one only where its shifts are
     # needed (a shift is 0 wherever that fits as well)
     col0 = np.empty(n)
     p3 = np.empty(3)
@@ -776,7 +779,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
             if shifted[k] and term_ops[t] != wave:
                 continue
             op, a, b, gain, used = _fit_inner(bases[k], term_ops[t], lo[k], hi[k], rc, w, allowed, grid, s, c,
-                                              SCREEN_STEPS)
+                                              knobs.screen_steps)
             evals += used
             if not gain > 0:
                 continue
@@ -785,7 +788,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
             nc += 1
     c_first[nb] = nc
     # ---- forward stepwise
-    max_terms = MAX_TERMS
+    max_terms = knobs.max_terms
     m_base = np.empty(max_terms, dtype=np.int64)
     m_op = np.empty(max_terms, dtype=np.int64)
     m_a = np.empty(max_terms)
@@ -797,8 +800,8 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
     trial_coef = np.zeros(max_terms)
     r = np.empty(n)
     used_cand = np.zeros(nc, dtype=np.bool_)
-    scr_idx = np.empty(SCREENED + 1, dtype=np.int64)
-    scr_gain = np.empty(SCREENED + 1)
+    scr_idx = np.empty(knobs.screened + 1, dtype=np.int64)
+    scr_gain = np.empty(knobs.screened + 1)
     col = np.empty(n)
     best_col = np.empty(n)
     # the best constant, exactly
@@ -857,12 +860,12 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
             if g > top_g:
                 top_q, top_g = q, g
             g /= max(cost + per_term - freed, 1)
-            if n_scr < SCREENED:
+            if n_scr < knobs.screened:
                 scr_idx[n_scr], scr_gain[n_scr] = q, g
                 n_scr += 1
             else:
                 worst = 0
-                for z in range(1, SCREENED):
+                for z in range(1, knobs.screened):
                     if scr_gain[z] < scr_gain[worst]:
                         worst = z
                 if g > scr_gain[worst]:
@@ -921,7 +924,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
         offset, loss = _fit_sum(m_cols[:k], y, w, loss_kind, tau, coef[:k])
         # backfitting: each term refitted on its partial residual, its operator free among the base's
         # as long as the term grows no more complex
-        for _pass in range(BACKFIT_PASSES):
+        for _pass in range(knobs.backfit_passes):
             before = loss
             for t in range(k):
                 if coef[t] == 0.0:
@@ -1018,7 +1021,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                 if used_cand[q]:
                     continue
                 op, a, b, g, used = _fit_inner(bases[kb], c_op[q], lo[kb], hi[kb], rp, w, allowed, grid, s, c,
-                                               SCREEN_STEPS)
+                                               knobs.screen_steps)
                 evals += used
                 if g > 0:
                     c_op[q], c_a[q], c_b[q] = op, a, b
@@ -1039,57 +1042,3 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
             out_length[n_models] = new_length
             n_models += 1
     return n_models, evals
-
-
-def stage_data(X, y, w):
-    """The rows the additive stage works on: at most :data:`STAGE_ROWS` rows of positive weight
-    (every k-th), repeated rows merged into one row of their summed weight (in sorted order:
-    integer weights and repeated rows give the same sums, ties and all); ``(X, y, w)``."""
-    rows = np.flatnonzero(w > 0)
-    rows = rows[::math.ceil(rows.size / STAGE_ROWS)] if rows.size > STAGE_ROWS else rows
-    unique, inverse = np.unique(np.c_[X[rows], y[rows]], axis=0, return_inverse=True)
-    w = np.bincount(inverse.ravel(), weights=w[rows], minlength=len(unique))
-    return unique[:, :-1], unique[:, -1], w
-
-
-def stage_runs(X, y, w) -> bool:
-    """Whether the additive stage builds sums on ``(X, y, w)``: it needs :data:`MIN_ROWS`
-    distinct rows among :func:`stage_data`'s."""
-    return len(stage_data(X, y, w)[1]) >= MIN_ROWS
-
-
-def stage_models(X, y, w, loss_kind, tau, binops, unops, weights, maxsize, relevance):
-    """The additive stage's sums on ``(X, y, w)`` (on :func:`stage_data`'s rows): terms of one of
-    the :data:`SINGLE_FEATURES` features of highest ``relevance`` (ties: the first), products
-    and ratios among the :data:`PAIR_FEATURES` first; then the rational forms of
-    :func:`~parsimony.symbolic._rational.rational_forms` on the same rows: a list of
-    ``(ops, feats, vals)`` (the sums simplest first) and the evaluations used (none on fewer
-    than :data:`MIN_ROWS` distinct rows)."""
-    X, y, w = stage_data(X, y, w)
-    if len(y) < MIN_ROWS:
-        return [], 0
-    Xt = np.ascontiguousarray(X.T, dtype=np.float64)
-    order = np.argsort(-np.asarray(relevance, dtype=float), kind="stable").astype(np.int64)
-    singles, pairs = np.sort(order[:SINGLE_FEATURES]), np.sort(order[:PAIR_FEATURES])
-    shape = (MAX_STEPS, maxsize)
-    out = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape))
-    length = np.zeros(MAX_STEPS, dtype=np.int64)
-    count, evals = additive_models(Xt, np.ascontiguousarray(y, dtype=np.float64),
-                                   np.ascontiguousarray(w, dtype=np.float64), int(loss_kind), float(tau),
-                                   np.asarray(binops, dtype=np.int64), np.asarray(unops, dtype=np.int64),
-                                   np.asarray(weights, dtype=np.int64), int(maxsize), singles, pairs, *out, length)
-    forms, fitted = rational_forms(X, y, w, binops, unops, np.asarray(weights), maxsize, order)
-    return [tuple(a[k, :length[k]].copy() for a in out) for k in range(count)] + forms, int(evals) + fitted
-
-
-def compile_step(binops, unops, weights, maxsize):
-    """The stage's kernel with arguments of the types :func:`stage_models` passes it, for
-    :func:`~parsimony._numba.precompile` (a helper step: on a cold cache another core compiles
-    it while the search's kernels compile)."""
-    shape = (MAX_STEPS, maxsize)
-    index = np.zeros(1, dtype=np.int64)
-    args = (np.zeros((1, 1)), np.zeros(1), np.ones(1), 0, 0.5, np.asarray(binops, dtype=np.int64),
-            np.asarray(unops, dtype=np.int64), np.asarray(weights, dtype=np.int64), int(maxsize), index, index,
-            np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape),
-            np.zeros(MAX_STEPS, dtype=np.int64))
-    return additive_models, args, "helper"

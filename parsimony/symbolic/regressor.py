@@ -16,6 +16,7 @@ from .._validation import (
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..base import QuantileScoreMixin
 from ..losses import Pinball, Squared
+from ..metrics import coverage
 from ._evaluator import evaluate, make_workspace
 from ._expressions import DEFAULT_OPERATORS, to_sympy, to_string
 from ._front import EngineFit, calibration_tolerance, pareto_scores
@@ -172,7 +173,15 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         hall of fame and the populations (a fraction of a second on 1,000 rows and 50 features;
         at most 1,000 rows are used; none on fewer than 100 distinct rows, where such sums fit
         noise). "auto" is True on the native engine and False on the Julia engine, which raises
-        for True.
+        for True. False turns off every seeder of ``stages``.
+    stages : "auto" or sequence of str, default="auto"
+        The seeders that run before evolution when ``additive_stage`` is on, among
+        :data:`parsimony.symbolic.seeds.STAGES`: ``"additive"`` (the sums above) and
+        ``"rational"`` (transformed ratios of monomials for data a closed formula nearly
+        reproduces) and ``"exhaustive"`` (every expression up to a size fixed by a budget of
+        fits, with exact outer constants: it certifies the front's small rows,
+        ``equations_["certified"]``). "auto" is all of them; leaving one out is that stage's ablation. The Julia
+        engine raises for any other value than "auto" or an empty sequence.
     model_selection : {"cost", "best", "score", "accuracy", "elbow", "sic"}, default="cost"
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best
@@ -222,11 +231,18 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     ----------
     equations_ : DataFrame or list of DataFrame
         The Pareto front, one per quantile: complexity, loss (training pinball loss), score,
-        equation, sympy, and coverage (share of training targets at or below the expression).
+        equation, sympy, coverage (share of training targets at or below the expression), and
+        certified (True where the exhaustive stage proves that no expression of at most the
+        row's complexity, constants only outside (``g``, ``g + a``, ``a - g``, ``b*g``,
+        ``a + b*g``), fits the training rows better; see ``certified_size_``).
     best_index_ : int or list of int
         Row of ``equations_`` used by ``predict``.
     complexity_ : int
         Complexity of the selected expression (summed over quantile levels).
+    certified_size_ : int or list of int
+        Per quantile level, the complexity up to which the exhaustive stage enumerated every
+        expression (0 where it did not run: ``stages``, warm starts on new data, the Julia
+        engine); rows of ``equations_`` up to it may be ``certified``.
     maxsize_ : int
         The largest complexity searched (``maxsize``, "auto" resolved on the training data).
     status_ : str
@@ -238,7 +254,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     def __init__(self, quantile=0.5, *, operators=DEFAULT_OPERATORS, maxsize="auto", complexity_of_operators=None,
                  niterations=40, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
                  adaptive_parsimony_scaling=20.0, feature_relevance="auto", additive_stage="auto",
-                 model_selection="cost", max_samples=None, rearrange=False, loss=None, batch_size="auto",
+                 stages="auto", model_selection="cost", max_samples=None, rearrange=False, loss=None, batch_size="auto",
                  time_limit=None, warm_start=False, random_state=None, n_jobs=None, progress=True, backend="auto"):
         self.quantile = quantile
         self.operators = operators
@@ -252,6 +268,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.adaptive_parsimony_scaling = adaptive_parsimony_scaling
         self.feature_relevance = feature_relevance
         self.additive_stage = additive_stage
+        self.stages = stages
         self.model_selection = model_selection
         self.max_samples = max_samples
         self.rearrange = rearrange
@@ -303,7 +320,6 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
 
     def _install(self, X, y, w, plan, result: EngineFit):
         """Set the fitted attributes from the engine's fronts on the (subsampled) training data."""
-        from ..metrics import coverage  # (parsimony.metrics imports this package)
 
         self.feature_names_ = input_feature_names(self)
         self.operators_ = plan.operators
@@ -319,6 +335,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         for k, frame in enumerate(frames):
             preds = [self._evaluate(X, k, i) for i in range(len(frame))]
             frame["coverage"] = [coverage(y, p, w) for p in preds]
+            frame["certified"] = [bool(row.get("certified", False)) for row in result.fronts[k]]
             self._train_ranges.append([(float(np.min(p)), float(np.max(p)), float(np.median(p))) for p in preds])
         n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
         indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
@@ -326,6 +343,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
                                    n_samples=n_eff, baseline=constant_baseline(y, w, loss.code, loss.tau))
                    for f, q, loss in zip(frames, plan.quantiles, plan.losses)]
         single = np.ndim(self.quantile) == 0
+        sizes = result.certified_sizes or [0] * len(frames)
+        self.certified_size_ = sizes[0] if single else sizes
         self.equations_ = frames[0] if single else frames
         self.best_index_ = indices[0] if single else indices
         self.complexity_ = int(sum(f["complexity"].iloc[i] for f, i in zip(frames, indices)))

@@ -1,4 +1,4 @@
-"""The additive stage's rational forms (``_rational``): transformed sparse monomial ratios."""
+"""The rational seeder's forms (``_rational``): transformed sparse monomial ratios."""
 
 import numpy as np
 import pytest
@@ -9,14 +9,15 @@ from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
 from parsimony.symbolic._rational import rational_forms
+from parsimony.symbolic.seeds import RationalSettings
 
 WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
 
 
-def _forms(X, y, operators=DEFAULT_OPERATORS, maxsize=30, w=None):
+def _forms(X, y, operators=DEFAULT_OPERATORS, maxsize=30, w=None, settings=RationalSettings()):
     binops, unops, _ = operator_codes(operators)
     w = np.ones(len(y)) if w is None else w
-    return rational_forms(X, y, w, binops, unops, WEIGHTS, maxsize, np.arange(X.shape[1]))[0]
+    return rational_forms(X, y, w, binops, unops, WEIGHTS, maxsize, np.arange(X.shape[1]), settings)[0]
 
 
 def _predict(model, X):
@@ -194,17 +195,15 @@ def _velocity_sum(X):  # (u + v)/(1 + u*v/c^2), Feynman I.16.6
 
 
 @pytest.mark.parametrize("law, n_features", [(_weighted_mean, 4), (_velocity_sum, 3)])
-def test_forms_whose_parts_explain_little_alone_are_found_exactly(law, n_features, monkeypatch):
-    import parsimony.symbolic._rational as rational
-
+def test_forms_whose_parts_explain_little_alone_are_found_exactly(law, n_features):
     rng = np.random.default_rng(11)
     X = _uniform(rng, 1000, [(1, 5)] * n_features)
     exact = _exact(_forms(X, law(X)), X, law(X))
     assert exact
     X_new = _uniform(rng, 200, [(1, 5)] * n_features)  # the law, not an interpolation
     np.testing.assert_allclose(_predict(exact[0], X_new), law(X_new), rtol=1e-9)
-    monkeypatch.setattr(rational, "TRIPLE_GATE", -1.0)  # the beams alone: not found
-    assert not _exact(_forms(X, law(X)), X, law(X))
+    # the beams alone: not found
+    assert not _exact(_forms(X, law(X), settings=RationalSettings(triple_gate=-1.0)), X, law(X))
 
 
 def test_the_phase_is_chosen_on_what_a_linear_fit_leaves():

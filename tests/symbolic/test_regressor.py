@@ -31,7 +31,7 @@ def quadratic_model():
 def test_noiseless_recovery(quadratic_model):
     model, X, y = quadratic_model
     eq = model.equations_
-    assert list(eq.columns) == ["complexity", "loss", "score", "equation", "sympy", "coverage"]
+    assert list(eq.columns) == ["complexity", "loss", "score", "equation", "sympy", "coverage", "certified"]
     assert eq["loss"].min() < 1e-6
     assert np.all(np.diff(eq["complexity"]) > 0) and np.all(np.diff(eq["loss"]) < 0)  # a Pareto front
     # losses are the exact training pinball losses of the listed expressions

@@ -9,7 +9,7 @@ from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, SIN, SQUARE, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
-from parsimony.symbolic._stepwise import stage_models
+from parsimony.symbolic.seeds import AdditiveSeeder, AdditiveSettings, Problem, RationalSeeder
 
 from ._helpers import lp_pinball_optimum
 
@@ -20,7 +20,8 @@ def _models(X, y, w=None, loss=LOSS_SQUARED, tau=0.5, operators=DEFAULT_OPERATOR
     binops, unops, _ = operator_codes(operators)
     w = np.ones(len(y)) if w is None else w
     relevance = np.abs(np.corrcoef(np.c_[X, y].T)[-1, :-1])
-    return stage_models(X, y, w, loss, tau, binops, unops, WEIGHTS, maxsize, relevance)[0]
+    problem = Problem(X, y, w, loss, tau, binops, unops, WEIGHTS, maxsize, relevance)
+    return AdditiveSeeder().propose(problem).models + RationalSeeder().propose(problem).models
 
 
 def _predict(model, X):
@@ -140,7 +141,7 @@ def test_the_sums_written_never_exceed_the_room_given():
         out = (np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40)))
         length = np.zeros(room, dtype=np.int64)
         count, _ = additive_models(np.ascontiguousarray(X.T), y, np.ones(200), LOSS_PINBALL, 0.5, binops, unops,
-                                   WEIGHTS, 40, np.arange(6), np.arange(6), *out, length)
+                                   WEIGHTS, 40, np.arange(6), np.arange(6), AdditiveSettings().knobs(), *out, length)
         assert count <= room
         counts.append(count)
     assert counts[0] == 2 < counts[1]  # the path is longer than the room of 2: it stops there
