@@ -36,8 +36,9 @@ def coverage_note(rows: pd.DataFrame, track: str) -> str:
     seeds = sorted({int(s) for s in rows["seed"]})
     train = rows["n_train"].dropna()
     rows_text = f"{int(train.median())} training rows (median)" if len(train) else "no finished task"
+    unit = "problem" if track == "groundtruth" else "dataset"
     seed_text = (f"seeds {seeds}" + ("" if len(seeds) >= len(SEEDS) else
-                                     f" ({len(seeds)} of SRBench's 10 per problem)"))
+                                     f" ({len(seeds)} of SRBench's 10 per {unit})"))
     if track == "groundtruth":
         table = groundtruth_problems()
         parts, subset = [], len(seeds) < len(SEEDS)
@@ -137,13 +138,14 @@ def per_problem(rows: pd.DataFrame) -> pd.DataFrame:
 
 
 def blackbox_medians(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per method: datasets, median over datasets of the per-dataset medians of test R^2, size and
-    training time (s); failed tasks counted."""
+    """Per method: datasets, median over datasets of the per-dataset medians of test R^2, size,
+    training time and its CPU time (s); failed tasks counted."""
     ok = rows[rows["status"] == "ok"]
+    ok = ok.assign(cpu=ok["fit_cpu"] if "fit_cpu" in ok else np.nan)
     per = ok.groupby(["method", "dataset"]).agg(r2=("r2", "median"), size=("model_size", "median"),
-                                                time_s=("fit_time", "median")).reset_index()
+                                                time_s=("fit_time", "median"), cpu_s=("cpu", "median")).reset_index()
     out = per.groupby("method").agg(datasets=("dataset", "nunique"), r2=("r2", "median"), size=("size", "median"),
-                                    time_s=("time_s", "median")).reset_index()
+                                    time_s=("time_s", "median"), cpu_s=("cpu_s", "median")).reset_index()
     failed = rows[rows["status"] != "ok"].groupby("method").size()
     out["failed tasks"] = out["method"].map(failed).fillna(0).astype(int)
     return out
@@ -151,12 +153,14 @@ def blackbox_medians(rows: pd.DataFrame) -> pd.DataFrame:
 
 def medians_beside_published(ours: pd.DataFrame) -> pd.DataFrame:
     """Our medians, then SRBench's (122 datasets), sorted by R^2 within each source."""
-    a = ours.assign(source="this run").rename(columns={"time_s": "time (s)", "r2": "median R2", "size": "median size"})
+    a = ours.assign(source="this run").rename(columns={"time_s": "time (s)", "r2": "median R2", "size": "median size",
+                                                       "cpu_s": "CPU (s)"})
     pub = published_medians()
     b = pub.assign(source="SRBench (122 datasets)", datasets=122).rename(
         columns={"time_s": "time (s)", "r2": "median R2", "size": "median size"})
     b["method"] = [m + ("" if s else " (not symbolic)") for m, s in zip(b["method"], b["symbolic"])]
-    cols = ["source", "method", "datasets", "median R2", "median size", "time (s)"]
+    cols = ["source", "method", "datasets", "median R2", "median size", "time (s)", "CPU (s)"]
+    b["CPU (s)"] = np.nan
     return pd.concat([a.sort_values("median R2", ascending=False)[cols],
                       b.sort_values("median R2", ascending=False)[cols]], ignore_index=True)
 
