@@ -447,3 +447,20 @@ def test_the_estimate_follows_the_peers_time_limit_and_measured_times():
     measured = pd.DataFrame({"method": ["SQR"], "status": ["ok"], "fit_time": [50.0]})
     _, rescaled = srbench.estimate_seconds(tasks, sizes, measured=measured)
     assert rescaled["SQR"] == pytest.approx(4 * (50.0 + 2.0))
+
+
+def test_pysr_is_skipped_with_a_reason_without_its_package_or_julia(monkeypatch, capsys):
+    import shutil
+
+    from parsimony.experiments import _optional
+
+    monkeypatch.setattr(_optional, "available", lambda module: module != "pysr")
+    assert "pip install 'parsimony-ml[julia]'" in srbench.method_unavailable("PySR")
+    monkeypatch.setattr(_optional, "available", lambda module: True)
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.delenv("JULIA_BINDIR", raising=False)
+    assert "needs Julia" in srbench.method_unavailable("PySR")
+    assert srbench.method_unavailable("LQR") is None
+    code, _, err = _run(["bench", "run", "--suite", "srbench-groundtruth", "--methods", "PySR", "--datasets",
+                         "feynman_I_12_5", "--no-fetch", "--store", "unused.sqlite"], capsys)
+    assert code != 0 and "skipped: PySR needs Julia" in err and "Traceback" not in err
