@@ -56,11 +56,14 @@ def main(argv=None):
             k, count, cpu = run(X, y)
             print(f"{d:8d} {n:6d} {k:3d} {count:9d} {cpu:7.3f}")
     if args.feynman:
-        from sqr_recovery import load_problems, make_data
+        from sqr_recovery import METADATA
 
+        from parsimony.experiments.srbench import generate_data, load_problems
+
+        names = sorted(p.name for p in METADATA.iterdir() if (p / "metadata.yaml").is_file())
         sizes, cpus = [], []
-        for problem in load_problems():
-            X, y = make_data(problem, 1000, 0.0, 0)
+        for problem in load_problems(names, data_dir=METADATA, fetch=False)[0].values():
+            X, y, _, _ = generate_data(problem, 1000, 0.0, 0)
             k, _, cpu = run(X, y)
             sizes.append(k)
             cpus.append(cpu)

@@ -14,9 +14,10 @@ in a box where the right-hand side is finite.
 
 With ``--stages``, each ablation is a setting: ``all`` (the default), ``-exhaustive``,
 ``-additive``, ``-rational`` (all but one) and ``none``; a table of solution rates per suite
-and ablation follows, with ``--feynman`` the 60 beside them.
+and ablation follows. The 60 AI Feynman problems' figures for the same ablation come from
+``benchmarks/sqr_recovery.py --set 'stages=[...]'``.
 
-    python benchmarks/sqr_out_of_family.py [--suites nguyen keijzer livermore strogatz] [--feynman]
+    python benchmarks/sqr_out_of_family.py [--suites nguyen keijzer livermore strogatz]
         [--stages all -exhaustive none] [--noise 0 0.01] [--jobs 1] [--first N]
 """
 
@@ -24,16 +25,14 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
+import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sqr_recovery import _init_worker, load_problems, run_problem  # noqa: E402
+from parsimony.experiments.srbench import Problem, generate_data, symbolic_solution
+from parsimony.symbolic.seeds import STAGES
 
-from parsimony.symbolic.seeds import STAGES  # noqa: E402
 
 def _table(text):
     """``[(name, formula, [(variable, low, high), ...])]`` of lines ``name | formula | x -1 1; y 0 1``."""
@@ -129,18 +128,34 @@ def ablation(name: str) -> dict:
     raise SystemExit(f"unknown ablation {name!r}: all, none or -<stage> with a stage among {STAGES}")
 
 
-def problems(suites, feynman: bool) -> list:
-    out = [{"name": name, "formula": formula, "variables": variables, "suite": suite}
-           for suite in suites for name, formula, variables in SUITES[suite]]
-    if feynman:
-        out += [dict(p, suite="feynman (the 60)") for p in load_problems()]
-    return out
+def problems(suites) -> list:
+    """The problems of ``suites`` as :class:`~parsimony.experiments.srbench.Problem` with their suite."""
+    return [(suite, Problem(name, "y", formula, tuple(variables)))
+            for suite in suites for name, formula, variables in SUITES[suite]]
+
+
+def run_problem(job) -> dict:
+    """Fit one (problem, noise level, settings) by the recovery protocol; the result row."""
+    import sympy
+
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    problem, noise, args = job
+    X, y, _, _ = generate_data(problem, args["rows"], noise, args["seed"])
+    model = SymbolicQuantileRegressor(quantile=args["tau"], random_state=args["seed"], progress=False,
+                                      **args["settings"])
+    start = time.process_time()
+    model.fit(X, y)
+    cpu = time.process_time() - start
+    names = {sympy.Symbol(f"x{j}"): sympy.Symbol(n) for j, n in enumerate(problem.features)}
+    expr = model.sympy(precision=None).xreplace(names)
+    solved = symbolic_solution(expr, problem.truth(), args["sympy_timeout"]) == "yes"
+    return {"solved": int(solved), "cpu": cpu, "model": str(expr)}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--suites", nargs="*", default=list(SUITES), choices=list(SUITES))
-    parser.add_argument("--feynman", action="store_true", help="also the 60 of benchmarks/sqr_recovery.py")
     parser.add_argument("--stages", nargs="*", default=["all"], help="ablations: all, none, -exhaustive, ...")
     parser.add_argument("--noise", nargs="*", type=float, default=[0.0])
     parser.add_argument("--rows", type=int, default=1000)
@@ -150,23 +165,23 @@ def main(argv=None):
     parser.add_argument("--first", type=int, default=None, help="only the first N problems of each suite")
     parser.add_argument("--sympy-timeout", type=float, default=20.0)
     args = parser.parse_args(argv)
-    chosen = problems(args.suites, args.feynman)
+    chosen = problems(args.suites)
     if args.first is not None:
-        chosen = [p for s in dict.fromkeys(p["suite"] for p in chosen)
-                  for p in [q for q in chosen if q["suite"] == s][:args.first]]
+        chosen = [(suite, p) for suite in args.suites for p in [q for s, q in chosen if s == suite][:args.first]]
     table, cpu = {}, []
     for name in args.stages:
         settings = ablation(name)
         shared = {"rows": args.rows, "tau": args.tau, "seed": args.seed, "sympy_timeout": args.sympy_timeout,
                   "settings": settings}
-        jobs = [(p, noise, shared) for p in chosen for noise in args.noise]
-        with ProcessPoolExecutor(max_workers=args.jobs, initializer=_init_worker, initargs=(settings,)) as pool:
-            for (problem, noise, _), row in zip(jobs, pool.map(run_problem, jobs)):
-                table.setdefault((problem["suite"], name, noise), []).append(row["solved"])
+        jobs = [(suite, p, noise) for suite, p in chosen for noise in args.noise]
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            rows = pool.map(run_problem, [(p, noise, shared) for _, p, noise in jobs])
+            for (suite, problem, noise), row in zip(jobs, rows):
+                table.setdefault((suite, name, noise), []).append(row["solved"])
                 cpu.append(row["cpu"])
-                print(f"{name:12s} {row['problem']:18s} noise={noise:<5g} {'SOLVED' if row['solved'] else '-':6s} "
+                print(f"{name:12s} {problem.name:18s} noise={noise:<5g} {'SOLVED' if row['solved'] else '-':6s} "
                       f"cpu {row['cpu']:5.2f}s  {row['model']}", flush=True)
-    suites = list(dict.fromkeys(p["suite"] for p in chosen))
+    suites = list(dict.fromkeys(suite for suite, _ in chosen))
     print("\nsolution rate (%) per suite; columns: ablation @ noise")
     columns = [(name, noise) for name in args.stages for noise in args.noise]
     print(f"{'suite':20s}" + "".join(f"{name + ' @' + format(noise, 'g'):>20s}" for name, noise in columns))
