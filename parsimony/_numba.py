@@ -5,7 +5,9 @@ only, and alone gives correct results on every numba the package declares:
 
 - ``njit`` is ``numba.njit`` in nopython mode, ``nogil`` by default, with compiled code cached on
   disk when a cache location is writable (caching is switched off, instead of crashing, on
-  read-only installs, or with ``PARSIMONY_NUMBA_CACHE=0``);
+  read-only installs, or with ``PARSIMONY_NUMBA_CACHE=0``), and never with ``fastmath``: without
+  contraction into FMA and reassociation by vector width, a kernel's arithmetic gives the same
+  bits on every x86-64 CPU (a reduction that must vectorise keeps partial sums of its own);
 - :func:`assign` and :func:`argsort` replace numpy operations that compile for seconds;
 - the first compile of a process says so once on stderr (a cold start takes tens of seconds;
   later processes load the kernels from the cache), :func:`compiled_kernels` counts compiles so
@@ -147,9 +149,12 @@ def njit(func=None, *, cache=None, boundscheck=None, by_constant=False, **option
         and always so without the accelerator): worth its compile time only where hot loops
         branch on a constant code.
     **options
-        Further numba options (``error_model``, ``fastmath``, ``inline``, ...); ``nogil``
-        defaults to True.
+        Further numba options (``error_model``, ``inline``, ...); ``nogil`` defaults to True.
+        ``fastmath`` is refused: results would depend on the CPU's FMA and vector width.
     """
+    if options.get("fastmath"):
+        raise ValueError(f"fastmath must not be set, got {options['fastmath']!r}: kernels compile without it "
+                         "so that a seed gives the same bits on every CPU")
     if func is None:
         return lambda f: njit(f, cache=cache, boundscheck=boundscheck, by_constant=by_constant, **options)
     if numba.config.DISABLE_JIT:

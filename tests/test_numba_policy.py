@@ -60,3 +60,36 @@ def test_restart_eta_keeps_a_disabled_bar():  # `bench run --no-progress` on a c
     bar = tqdm(total=10, disable=True)
     bar.update(1)
     assert restart_eta(bar) is bar
+
+
+def test_fastmath_is_refused():
+    from parsimony._numba import njit
+
+    with pytest.raises(ValueError, match="fastmath must not be set, got {'contract'}"):
+        njit(fastmath={"contract"})(lambda x: x)
+
+
+_BITS = """
+import hashlib, numpy as np
+from parsimony.ensembles._cbcd import _dot
+from parsimony.symbolic._evaluator import _trig_array
+rng = np.random.default_rng(0)
+a, b, x = rng.standard_normal(1003), rng.standard_normal(1003), rng.uniform(-40, 40, 1003)
+sin, cos = np.empty(1003), np.empty(1003)
+_trig_array(x, sin, 0.0)
+_trig_array(x, cos, 1.0)
+print(hashlib.sha1(np.r_[_dot(a, b), _dot(x, a), sin, cos].tobytes()).hexdigest())
+"""
+
+
+def test_kernels_give_the_same_bits_on_numbas_generic_cpu(tmp_path):
+    # the sums and polynomials that FMA contraction and reassociation by vector width would change:
+    # numba's generic x86-64 target (SSE2, no FMA) against this CPU's, each in a cache of its own
+    digests = []
+    for name, cpu in (("native", {}), ("generic", {"NUMBA_CPU_NAME": "generic"})):
+        env = {**os.environ, **cpu, "NUMBA_CACHE_DIR": str(tmp_path / name), "PARSIMONY_NUMBA_HELPER": "0"}
+        run = subprocess.run([sys.executable, "-c", _BITS], env=env, capture_output=True, text=True, timeout=600,
+                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        assert run.returncode == 0, run.stderr
+        digests.append(run.stdout.strip())
+    assert digests[0] == digests[1]

@@ -108,7 +108,7 @@ def binary_scalar(op, a, b):
     return a**b
 
 
-@njit(error_model="numpy", fastmath={"contract"})
+@njit(error_model="numpy")
 def _trig_array(src, out, quarter_turns):
     """``out = sin(src + quarter_turns * pi / 2)``: ``quarter_turns`` 0 gives sin, 1 gives cos."""
     n = out.shape[0]
