@@ -10,8 +10,10 @@ only, and alone gives correct results on every numba the package declares:
   bits on every x86-64 CPU (a reduction that must vectorise keeps partial sums of its own);
 - :func:`assign` and :func:`argsort` replace numpy operations that compile for seconds;
 - the first compile of a process says so once on stderr (a cold start takes tens of seconds;
-  later processes load the kernels from the cache), :func:`compiled_kernels` counts compiles so
-  that progress bars (:func:`restart_eta`) can leave a compiling step out of their ETA.
+  later processes load the kernels from the cache), and when the compiling is over (no compile
+  for :data:`QUIET_SECONDS`, or at exit) one more line says how many kernels took how long
+  (later bursts of a second or more get one line each); :func:`compiled_kernels` counts compiles
+  so that progress bars (:func:`restart_eta`) can leave a compiling step out of their ETA.
 
 The compile accelerator (:mod:`parsimony._compile_accelerator`: one compile per argument type,
 kernels called from kernels compiled to LLVM IR only, cheaper compile sessions, a cache stamped
@@ -28,8 +30,11 @@ Nothing is compiled at import time: numba compiles lazily on first call.
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
+import threading
+import time
 import weakref
 
 import llvmlite
@@ -52,33 +57,84 @@ def _cache_is_writable() -> bool:
 
 CACHE = _cache_is_writable()
 
-ANNOUNCEMENT = "parsimony: compiling numba kernels, first use only (later runs load them from the cache)"
+ANNOUNCEMENT = "parsimony: compiling numba kernels, first use only (later runs load them from the cache)..."
+
+#: Seconds without a compile after which a burst of compiles is reported done.
+QUIET_SECONDS = 2.0
 
 _KERNELS = weakref.WeakSet()  # the Python functions of the kernels made here (and the accelerator's twins)
 
 
 class _CompileWatch(event.Listener):
-    """Counts this process's kernel compiles (cache loads are not compiles) and announces the first."""
+    """Counts this process's kernel compiles (cache loads are not compiles), announces the first and
+    reports each burst of compiles once it is over (``QUIET_SECONDS`` without one, or at exit)."""
 
     def __init__(self):
         self.count = 0
+        self.depth = 0          # compiles in progress (numba's events nest: callees inside callers)
+        self.burst = None       # [start, kernels compiled] of the burst being timed
+        self.last_end = 0.0
+        self.timer = None
+        self.lock = threading.Lock()
 
     def on_start(self, ev):
+        with self.lock:
+            self.depth += 1
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
         if getattr(ev.data["dispatcher"], "py_func", None) in _KERNELS:
             self.compiling()
 
     def compiling(self):
         """Count a compile (here, or a helper process's that this one waits for); announce the first."""
-        self.count += 1
-        if self.count == 1:
+        with self.lock:
+            self.count += 1
+            if self.burst is None:
+                self.burst = [time.perf_counter(), 0]
+            self.burst[1] += 1
+            first = self.count == 1
+        if first:
             _say(ANNOUNCEMENT if CACHE
-                 else ANNOUNCEMENT.split(" (")[0] + " (no writable cache: every process compiles)")
+                 else ANNOUNCEMENT.split(" (")[0] + " (no writable cache: every process compiles)...")
+        self._arm()
 
     def on_end(self, ev):
-        pass
+        with self.lock:
+            self.depth -= 1
+            self.last_end = time.perf_counter()
+        self._arm()
+
+    def _arm(self):
+        """(Re)start the quiet-time clock when no compile is in progress."""
+        with self.lock:
+            if self.depth > 0 or self.burst is None:
+                return
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer = threading.Timer(QUIET_SECONDS, self.report)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def report(self):
+        """Say how long the burst of compiles took (the first always, later ones from a second)."""
+        with self.lock:
+            if self.burst is None or self.depth > 0:
+                return
+            (start, kernels), self.burst = self.burst, None
+            self.timer = None
+            seconds = max(self.last_end, start) - start
+            first = kernels == self.count
+        if first or seconds >= 1.0:
+            more = "" if first else " more"
+            _say(f"parsimony: compiled {kernels}{more} numba kernel{'s' * (kernels != 1)} in {seconds:.1f} s")
 
 
 def _say(message):
+    """Write a notice to stderr above any progress bar of this process; on a terminal the line is
+    cleared first (a joblib worker's notice would otherwise land on the runner's bar line)."""
+    if sys.stderr is not None and sys.stderr.isatty():
+        message = "\r\x1b[K" + message
     try:
         from tqdm import tqdm
 
@@ -89,11 +145,17 @@ def _say(message):
 
 _WATCH = _CompileWatch()
 event.register("numba:compile", _WATCH)
+atexit.register(_WATCH.report)  # a burst still quiet-timing when the process ends
 
 
 def compiled_kernels() -> int:
     """Number of kernels (``@njit`` from here) compiled so far in this process; cache loads excluded."""
     return _WATCH.count
+
+
+def compiling() -> bool:
+    """Whether a kernel is being compiled in this process right now (another thread may ask)."""
+    return _WATCH.depth > 0
 
 
 # the numba and llvmlite release series the compile accelerator is tested with
@@ -252,7 +314,7 @@ def restart_eta(bar):
     if bar.disable:
         return bar
     fresh = type(bar)(total=bar.total, initial=bar.n, desc=bar.desc, unit=bar.unit, leave=bar.leave,
-                      disable=bar.disable)
+                      disable=bar.disable, smoothing=bar.smoothing)
     if bar.postfix:
         fresh.set_postfix_str(bar.postfix)
     bar.leave = False

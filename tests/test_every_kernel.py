@@ -80,6 +80,14 @@ def _check_trees():
             best = brute_force_objective(Xb, y, 0.02, depth, loss=loss, sample_weight=weights, tau=tau)
             assert model.status_ == "optimal" and abs(model.objective_ - best) < 1e-9, (loss, depth, model.objective_,
                                                                                         best)
+    # the k-Means bounds computed outside the kernel (backend="julia"'s path, with the native twin)
+    from parsimony.losses import Absolute
+    from parsimony.trees._driver import find_tree
+    from parsimony.trees._kmeans import cluster_costs
+
+    native = find_tree(Xb, y, Absolute(), 0.02, 3)
+    hosted = find_tree(Xb, y, Absolute(), 0.02, 3, cluster_costs=cluster_costs)
+    assert (hosted.objective, hosted.stats["bounds"]) == (native.objective, native.stats["bounds"])
     X = rng.normal(size=(60, 2))
     y = np.where(X[:, 0] > 0.0, 3.0, -1.0) + 0.3 * rng.normal(size=60)
     for loss in ("squared", "absolute", "quantile"):

@@ -271,6 +271,27 @@ def test_twin_wrappers_take_the_native_arguments(name):
     assert list(inspect.signature(getattr(_cbcd_julia, name)).parameters) == list(inspect.signature(native).parameters)
 
 
+def test_kmeans_twin_takes_the_native_arguments():
+    import inspect
+
+    from parsimony.trees import _kmeans, _kmeans_julia
+
+    native = inspect.signature(_kmeans.cluster_costs.py_func).parameters
+    assert list(inspect.signature(_kmeans_julia.cluster_costs).parameters) == list(native)
+
+
+def test_osrt_without_julia_auto_is_native_and_julia_explains(no_julia):
+    from parsimony.trees import OptimalSparseRegressionTree
+
+    rng = np.random.default_rng(0)
+    X = (rng.random((40, 4)) < 0.5).astype(int)
+    y = X[:, 0] + 0.1 * rng.normal(size=40)
+    with pytest.raises(backend.JuliaUnavailableError, match=r"pip install 'parsimony-ml\[julia\]'"):
+        OptimalSparseRegressionTree(binarizer=None, backend="julia").fit(X, y)
+    auto = OptimalSparseRegressionTree(binarizer=None).fit(X, y)
+    assert auto.backend_ == "native"
+
+
 def _forest_data():
     from sklearn.ensemble import RandomForestRegressor
     from sklearn.frozen import FrozenEstimator
@@ -574,6 +595,41 @@ def test_julia_cbcd_equals_native(seed, mode):
         R = engine.residual(*fac, target, layers, beta, gamma)
         engine.cbcd(*fac, gram, prefix_norms, wcum, n_layers, R, layers, beta, gamma, 0.0, 0.0, 0, 2, 100, np.empty(0))
         assert np.count_nonzero(layers) <= 2
+
+
+@pytest.mark.julia
+@pytest.mark.parametrize("kind", [0, 1, 2])
+def test_julia_cluster_costs_equal_native(kind):
+    from parsimony.trees import _kmeans, _kmeans_julia
+
+    rng = np.random.default_rng(kind)
+    for trial in range(40):
+        n = int(rng.integers(1, 60))
+        values = np.sort(rng.integers(0, 6, n).astype(float) if trial % 2 else rng.normal(size=n))
+        weights = (np.ones(n), rng.integers(1, 5, n).astype(float), rng.uniform(0.05, 3.0, n))[trial % 3]
+        for max_clusters, lam, floor in ((n, 0.0, 0.0), (n, 0.01, 0.0), (4, 0.05, 0.2), (1, 0.1, 0.0)):
+            best, costs = _kmeans.cluster_costs(kind, weights, values, max_clusters, lam, floor, 0.7)
+            best_j, costs_j = _kmeans_julia.cluster_costs(kind, weights, values, max_clusters, lam, floor, 0.7)
+            assert best_j == best  # the same arithmetic in the same order
+            np.testing.assert_array_equal(costs_j, costs)
+
+
+@pytest.mark.julia
+@pytest.mark.parametrize("loss, depth", [("squared", None), ("squared", 4), ("absolute", 3), ("quantile", None)])
+def test_osrt_julia_backend_runs_the_native_search(loss, depth):
+    from parsimony.trees import OptimalSparseRegressionTree
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(150, 3))
+    y = np.sin(2 * X[:, 0]) + (X[:, 1] > 0) + 0.2 * rng.normal(size=150)
+    params = dict(regularization=0.01, depth_limit=depth, loss=loss, quantile=0.7)
+    native = OptimalSparseRegressionTree(**params, backend="native").fit(X, y)
+    julia = OptimalSparseRegressionTree(**params, backend="julia").fit(X, y)
+    assert julia.backend_ == "julia" and julia.status_ == native.status_ == "optimal"
+    assert julia.objective_ == native.objective_
+    for key in ("subproblems", "expansions", "bounds"):
+        assert julia.search_stats_[key] == native.search_stats_[key], key
+    np.testing.assert_array_equal(julia.predict(X), native.predict(X))
 
 
 @pytest.mark.julia

@@ -29,6 +29,12 @@ def test_argsort_is_numpys_stable_argsort(n):
         np.testing.assert_array_equal(argsort(values), np.argsort(values, kind="stable"))
 
 
+def _run(code, cache_dir):
+    """``python -c code`` on the numba cache ``cache_dir``: its output."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+
+
 def test_first_compile_is_announced_once(tmp_path):
     code = (
         "from parsimony._numba import njit, compiled_kernels\n"
@@ -38,10 +44,32 @@ def test_first_compile_is_announced_once(tmp_path):
         "f(1); f(1.0); f(2)\n"
         "print(compiled_kernels())\n"
     )
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out = _run(code, tmp_path)
     assert out.stdout.split() == ["2"]  # int64 and float64
     assert out.stderr.count("compiling numba kernels, first use only") == 1
+    # one line when the compiling is over, with the count and the time (here: at exit)
+    assert out.stderr.count("parsimony: compiled 2 numba kernels in ") == 1
+    assert out.stderr.index("first use only") < out.stderr.index("compiled 2 numba kernels")
+
+
+def test_a_burst_of_compiles_is_reported_when_quiet(tmp_path):
+    """The completion line comes QUIET_SECONDS after the last compile, before the process goes on
+    for long; a later burst shorter than a second says nothing."""
+    code = (
+        "import sys, time\n"
+        "from parsimony import _numba\n"
+        "_numba.QUIET_SECONDS = 0.2\n"
+        "@_numba.njit(cache=False)\n"
+        "def f(x):\n"
+        "    return x + 1\n"
+        "f(1)\n"
+        "time.sleep(1.0)\n"
+        "print('after the pause', file=sys.stderr)\n"
+        "f(1.0)\n"
+    )
+    out = _run(code, tmp_path)
+    assert out.stderr.index("compiled 1 numba kernel in ") < out.stderr.index("after the pause")
+    assert out.stderr.count("parsimony: compiled") == 1
 
 
 def test_restart_eta_counts_only_the_steps_to_come():

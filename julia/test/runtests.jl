@@ -57,7 +57,58 @@ function direct_objective(D, target, layers, beta, wcum, gamma, pen_scale, alpha
     return sum(R .^ 2) / m + pen_scale * pen + extra
 end
 
+# Cost of one run of sorted points about its best constant: the weighted mean (squared loss), or
+# the best of the points under the absolute or pinball loss (a weighted quantile is one of them).
+function run_cost(kind, w, v, tau)
+    if kind == LOSS_SQUARED
+        mu = sum(w .* v) / sum(w)
+        return sum(w .* (v .- mu) .^ 2)
+    end
+    level = kind == LOSS_PINBALL ? tau : 0.5
+    pinball(r) = r >= 0 ? level * r : (level - 1) * r
+    return minimum(sum(w .* pinball.(v .- c)) for c in v) * (kind == LOSS_PINBALL ? 1.0 : 2.0)
+end
+
+# Cheapest cut of the sorted points into k contiguous non-empty runs, by enumerating the cuts.
+function brute_costs(kind, w, v, kmax, tau)
+    n = length(v)
+    out = Float64[]
+    for k in 1:kmax
+        best = Inf
+        for cuts in Iterators.product(ntuple(_ -> 1:(n - 1), k - 1)...)
+            bounds = (0, cuts..., n)
+            all(bounds[i] < bounds[i + 1] for i in 1:k) || continue
+            total = sum(run_cost(kind, w[(bounds[i] + 1):bounds[i + 1]], v[(bounds[i] + 1):bounds[i + 1]], tau)
+                        for i in 1:k)
+            best = min(best, total)
+        end
+        push!(out, best)
+    end
+    return out
+end
+
 @testset "ParsimonyKernels" begin
+    @testset "OSRT cluster costs" begin
+        rng = MersenneTwister(5)
+        for kind in (LOSS_SQUARED, LOSS_ABSOLUTE, LOSS_PINBALL), trial in 1:60
+            n = rand(rng, 1:7)
+            v = sort(isodd(trial) ? Float64.(rand(rng, 0:4, n)) : randn(rng, n))
+            w = (ones(n), Float64.(rand(rng, 1:4, n)), 0.05 .+ 3 .* rand(rng, n))[trial % 3 + 1]
+            tau = 0.7
+            # without a penalty every row is filled: each equals the brute-force cut
+            _, costs = cluster_costs(kind, w, v, n, 0.0, 0.0, tau)
+            @test costs ≈ brute_costs(kind, w, v, length(costs), tau) atol = 1e-9
+            # with one, the convexity stop still finds the penalised minimum
+            lam = 0.05 + rand(rng)
+            flo = rand(rng) < 0.5 ? 0.0 : 0.3 * costs[1]
+            best, _ = cluster_costs(kind, w, v, n, lam, flo, tau)
+            expect = minimum(max(c, flo) + lam * k for (k, c) in enumerate(brute_costs(kind, w, v, n, tau)))
+            @test best ≈ expect atol = 1e-9
+            # at most max_clusters rows
+            @test length(cluster_costs(kind, w, v, 1, 0.0, 0.0, tau)[2]) == 1
+        end
+        @test_throws ArgumentError cluster_costs(LOSS_SQUARED, Float64[], Float64[], 3, 0.1, 0.0)
+    end
     @testset "ForestPrune CBCD" begin
         rng = MersenneTwister(11)
         for trial in 1:20

@@ -464,16 +464,35 @@ def die_with_parent(parent: int | None = None, interval: float = 1.0) -> None:
 def _execute(pending, total, data, specs, budget, results, n_jobs, scheduler, progress, run=None):
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, desc="bench", unit="task", disable=not progress)
+    # smoothing=0: the ETA is from the mean rate since the last restart_eta, so the ticker's refreshes
+    # move it while a long task (a compile) runs
+    bar = [tqdm(total=total, desc="bench", unit="task", disable=not progress, smoothing=0)]
+    ticker = threading.Thread(target=_tick, args=(bar,), name="parsimony-bar-ticker", daemon=True)
+    ticker.start()
     with warnings.catch_warnings():
         # compiling numba kernels grows a joblib worker's memory past loky's leak threshold (300 MB),
         # so loky replaces the worker between two tasks and warns; no task is lost, so say nothing
         warnings.filterwarnings("ignore", message="A worker stopped while some jobs were given", category=UserWarning)
-        _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar, run)
+        try:
+            _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar, run)
+        finally:
+            bar.append(None)  # stops the ticker
+            ticker.join()
 
 
-def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar, run=None):
-    """Run the pending tasks on joblib, Dask or in this process, storing each row as it comes."""
+def _tick(bar, interval=1.0):
+    """Refresh the progress bar ``bar[0]`` every ``interval`` seconds until ``bar`` ends with None, so
+    its elapsed time and ETA move while a task runs (a cold task compiles for a minute)."""
+    while bar[-1] is not None:
+        time.sleep(interval)
+        current = bar[0]
+        if bar[-1] is not None and not current.disable:
+            current.refresh()
+
+
+def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bars, run=None):
+    """Run the pending tasks on joblib, Dask or in this process, storing each row as it comes
+    (``bars[0]``: the progress bar, replaced by :func:`~parsimony._numba.restart_eta`)."""
     from .._numba import compiled_kernels, restart_eta
 
     run = run_task if run is None else run
@@ -494,14 +513,14 @@ def _collect_rows(pending, data, specs, budget, results, n_jobs, scheduler, bar,
         compiled = compiled_kernels()
         for row in rows:
             results.add(row)
-            bar.update(1)
+            bars[0].update(1)
             if compiled_kernels() > compiled:  # a task that compiled kernels tells nothing of the ETA
                 compiled = compiled_kernels()
-                bar = restart_eta(bar)
+                bars[0] = restart_eta(bars[0])
             if row["status"] == "failed":
-                bar.set_postfix_str(f"failed: {row['method']} on {row['dataset']}", refresh=False)
+                bars[0].set_postfix_str(f"failed: {row['method']} on {row['dataset']}", refresh=False)
     finally:
-        bar.close()
+        bars[0].close()
 
 
 def _dask_rows(pending, data, specs, budget, scheduler, run=None):

@@ -21,8 +21,9 @@ from ._bounds import lower_bound
 from ._classes import _is_constant, _merge_repeated_rows, _prepare
 from ._greedy import greedy_tree
 from ._memo import lookup, rehash, unpack_splits
-from ._records import BOUND_EQUIVALENT, BOUND_KMEANS, BOUND_NONE, UNLIMITED, Frames, Memo, pair_width
-from ._stack import DONE, NEED_SPACE, search, stack_lower_bound
+from ._host_bounds import serve
+from ._records import BOUND_EQUIVALENT, BOUND_HOST, BOUND_KMEANS, BOUND_NONE, UNLIMITED, Frames, Memo, pair_width
+from ._stack import DONE, NEED_BOUNDS, NEED_SPACE, search, stack_lower_bound
 from ._tree_table import TreeTable, tree_table
 
 BOUNDS = {"none": BOUND_NONE, "equivalent": BOUND_EQUIVALENT, "kmeans": BOUND_KMEANS}
@@ -92,7 +93,9 @@ def _new_frames(n_frames, n_words, n_features, root_words, root_depth, n_pairs=1
         np.zeros(n_pairs + 1, dtype=np.int64), np.zeros(n_pairs, dtype=np.int64), np.zeros(1, dtype=np.int64),
         np.zeros((n_kept, n_kept, 4)), np.zeros((n_kept, n_kept)), np.zeros(n_kept + 1, dtype=np.int64),
         np.zeros(n_kept, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros((2, n_kept, n_kept, 4)),
-        np.zeros((2, n_kept, n_kept)), np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64))
+        np.zeros((2, n_kept, n_kept)), np.full(2, -1, dtype=np.int64), np.zeros(2, dtype=np.int64),
+        np.zeros((2 * width + 2, n_words), dtype=np.uint64), np.zeros(2 * width + 2, dtype=np.int64),
+        np.zeros(2 * width + 2), np.zeros(1, dtype=np.int64))
     frames.words[0] = root_words
     frames.depth[0] = root_depth
     frames.budget[0] = np.inf
@@ -100,19 +103,28 @@ def _new_frames(n_frames, n_words, n_features, root_words, root_depth, n_pairs=1
     return frames
 
 
-def _run(problem, memo, frames, deadline, mem_bytes):
+def _run(problem, memo, frames, deadline, mem_bytes, progress=None, cluster_costs=None):
     """Call the kernel in slices until it is done or a limit stops it; returns ``(status, memo)``.
 
-    The table grows (x4, then x2 above a million slots) whenever the kernel asks for space.
+    The table grows (x4, then x2 above a million slots) whenever the kernel asks for space; under
+    BOUND_HOST the bounds it asks for are computed with ``cluster_costs``. ``progress`` (a
+    :class:`_Progress`) is shown the search's state after every slice.
     """
     n_words = problem.feature_bits.shape[1]
-    steps = 32 if deadline is not None else 1 << 22  # (without a deadline nothing needs the pauses)
+    paused = deadline is not None or progress is not None
+    # slices start at one node expansion (one may take 0.1 s: the k-median bounds of a thousand
+    # children) and double while they take under 0.05 s (without a deadline or a bar, no pauses)
+    steps = 1 if paused else 1 << 22
     while True:
         tc = time.perf_counter()
         code = search(problem, memo, frames, steps)
         if code == DONE:
             return "optimal", memo
-        if code == NEED_SPACE:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return "time_limit", memo
+        if code == NEED_BOUNDS:
+            serve(problem, memo, frames, cluster_costs)
+        elif code == NEED_SPACE:
             cap = memo.depth.shape[0]
             new_cap = cap * 2 if cap >= 1 << 20 else cap * 4
             if mem_bytes is not None and new_cap * _entry_bytes(n_words) > mem_bytes:
@@ -126,8 +138,46 @@ def _run(problem, memo, frames, deadline, mem_bytes):
                 steps = min(steps * 2, 1 << 22)
             elif elapsed > 0.2 and steps > 16:
                 steps //= 2
+        if progress is not None:
+            progress.show(memo, frames)
         if deadline is not None and time.perf_counter() >= deadline:
             return "time_limit", memo
+
+
+class _Progress:
+    """A tqdm bar of a running search: seconds (out of the time limit, if any), the best objective
+    found at the root, the certified lower bound and the subproblems stored."""
+
+    def __init__(self, time_limit, start):
+        from tqdm.auto import tqdm
+
+        self.start = start
+        self.shown = 0.0
+        self.bar = tqdm(total=time_limit, desc="OSRT", unit="s", leave=False,
+                        bar_format="{desc}: {percentage:3.0f}%|{bar}| {n:.1f}/{total:.1f} s{postfix}"
+                        if time_limit is not None else "{desc}: {n:.1f} s{postfix}")
+
+    def show(self, memo, frames):
+        now = time.perf_counter()
+        if now - self.shown < 0.1:  # (under BOUND_HOST the kernel returns every few bounds)
+            return
+        self.shown = now
+        best = float(frames.best[0]) if frames.n_candidates[0] >= 0 else np.inf
+        top = int(frames.top[0])
+        lower = 0.0
+        if top > 0:
+            slot = lookup(memo, frames.words[top - 1], frames.depth[top - 1])
+            lower = float(stack_lower_bound(frames, float(memo.lower[slot]) if slot >= 0 else 0.0))
+        elapsed = now - self.start
+        if self.bar.total is not None:
+            elapsed = min(elapsed, self.bar.total)
+        self.bar.n = elapsed
+        self.bar.set_postfix_str(f"best {best:.5g}, bound {lower:.5g}, subproblems {int(memo.counters[0])}",
+                                 refresh=False)
+        self.bar.refresh()
+
+    def close(self):
+        self.bar.close()
 
 
 def _root_result(memo, frames, prep, lam, status):
@@ -181,7 +231,7 @@ def _memo_table(memo, class_of_row):
 
 
 def find_tree(Xb, y, loss, regularization, depth_limit=None, bound="kmeans", time_limit=None, memory_limit=None,
-              sample_weight=None, keep_table=False):
+              sample_weight=None, keep_table=False, clock_start=None, progress=False, cluster_costs=None):
     """Find the tree minimising ``loss / loss(one leaf) + regularization * leaves`` on binary ``Xb``.
 
     Parameters
@@ -199,7 +249,8 @@ def find_tree(Xb, y, loss, regularization, depth_limit=None, bound="kmeans", tim
     bound : {"kmeans", "equivalent", "none"}
         Lower bound used to prune (all give the same optimum).
     time_limit : float or None
-        Seconds; when reached the best tree so far is returned with status "time_limit".
+        Seconds from ``clock_start``: the search stops in time to complete its best tree greedily
+        (:func:`_finish_time`) and returns it with status "time_limit".
     memory_limit : float or None
         Megabytes for the subproblem table; when reached the search stops with status
         "memory_limit".
@@ -208,6 +259,13 @@ def find_tree(Xb, y, loss, regularization, depth_limit=None, bound="kmeans", tim
     keep_table : bool
         Also return the memo table (for tests): per stored subproblem its rows, remaining depth,
         proven lower bound and exact value (inf when not solved).
+    clock_start : float or None
+        ``time.perf_counter()`` time the ``time_limit`` counts from (default: after compilation).
+    progress : bool
+        Show a progress bar of the search (tqdm).
+    cluster_costs : callable or None
+        A twin of :func:`parsimony.trees._kmeans.cluster_costs` (the Julia one) computing the
+        k-Means bounds for the search (``bound="kmeans"`` only; None: the kernel's own).
 
     Returns
     -------
@@ -216,7 +274,7 @@ def find_tree(Xb, y, loss, regularization, depth_limit=None, bound="kmeans", tim
         compilation done before the clock of ``time_limit`` starts (0 once the kernels are loaded).
     """
     compile_seconds = _ensure_compiled()
-    t0 = time.perf_counter()
+    t0 = time.perf_counter() if clock_start is None else clock_start
     lam = float(regularization)
     Xb = np.ascontiguousarray(Xb, dtype=np.uint8)
     y = np.asarray(y, dtype=np.float64)
@@ -237,9 +295,10 @@ def find_tree(Xb, y, loss, regularization, depth_limit=None, bound="kmeans", tim
         status, objective, lower = "optimal", 1.0 + lam, 1.0 + lam
     else:
         scale = np.sqrt(norm) if loss.code == LOSS_SQUARED else norm
-        prep = _prepare(Xb_merged, y_merged, w_merged, merged_row, loss, BOUNDS[bound], lam, depth_limit, centre,
-                        scale)
-        status, objective, lower, root, memo = _run_search(prep, loss, lam, Xb, time_limit, memory_limit, t0)
+        kind = BOUND_HOST if cluster_costs is not None and bound == "kmeans" else BOUNDS[bound]
+        prep = _prepare(Xb_merged, y_merged, w_merged, merged_row, loss, kind, lam, depth_limit, centre, scale)
+        status, objective, lower, root, memo = _run_search(prep, loss, lam, Xb, time_limit, memory_limit, t0,
+                                                           progress, cluster_costs)
         cap = memo.depth.shape[0]
         counters = memo.counters
         stats = {"subproblems": int(counters[0]), "expansions": int(counters[1]), "bounds": int(counters[2]),
@@ -252,7 +311,14 @@ def find_tree(Xb, y, loss, regularization, depth_limit=None, bound="kmeans", tim
     return SearchResult(objective, lower, status, tree, stats, table)
 
 
-def _run_search(prep, loss, lam, Xb, time_limit, memory_limit, t0):
+def _finish_time(time_limit):
+    """Seconds of a time limit kept for completing a stopped search's tree (:func:`greedy_tree`,
+    a few milliseconds to a fraction of a second): a tenth, at most one second. The completion gets
+    that much even when the search's last slice ran late, so a fit ends at most that late."""
+    return min(0.1 * float(time_limit), 1.0)
+
+
+def _run_search(prep, loss, lam, Xb, time_limit, memory_limit, t0, progress=False, cluster_costs=None):
     """Run the search on a prepared problem; returns the status, the objective and certified lower
     bound, the tree as nested splits (leaves list input rows) and the memo table."""
     problem = prep.problem
@@ -260,9 +326,15 @@ def _run_search(prep, loss, lam, Xb, time_limit, memory_limit, t0):
     n_frames = (m + 2) if problem.unlimited else min(prep.root_depth, m) + 2
     memo = _new_memo(1 << 12, n_words)
     frames = _new_frames(n_frames, n_words, m, prep.root_words, prep.root_depth, pair_width(problem))
-    deadline = None if time_limit is None else t0 + float(time_limit)
+    end = None if time_limit is None else t0 + float(time_limit)
+    deadline = None if end is None else end - _finish_time(time_limit)
     mem_bytes = None if memory_limit is None else float(memory_limit) * 1e6
-    status, memo = _run(problem, memo, frames, deadline, mem_bytes)
+    bar = _Progress(time_limit, t0) if progress else None
+    try:
+        status, memo = _run(problem, memo, frames, deadline, mem_bytes, bar, cluster_costs)
+    finally:
+        if bar is not None:
+            bar.close()
     objective, lower, root_feature = _root_result(memo, frames, prep, lam, status)
     build = _tree_builder(memo, problem, Xb, root_feature)
     root = build(prep.root_words, prep.root_depth, np.arange(Xb.shape[0]), True)
@@ -273,7 +345,8 @@ def _run_search(prep, loss, lam, Xb, time_limit, memory_limit, t0):
             slot = lookup(memo, words, d)
             return slot >= 0 and memo.value[slot] < np.inf, (float(memo.value[slot]) if slot >= 0 else np.inf)
 
-        value, greedy = greedy_tree(prep, loss, lam, solved, build)
+        finish = None if end is None else max(end, time.perf_counter() + _finish_time(time_limit))
+        value, greedy = greedy_tree(prep, loss, lam, solved, build, finish)
         if value < objective - 1e-12:
             objective, root = value, greedy
     return status, objective, lower, root, memo

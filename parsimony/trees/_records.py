@@ -14,11 +14,15 @@ UNLIMITED = 1 << 30
 BOUND_NONE = 0
 BOUND_EQUIVALENT = 1
 BOUND_KMEANS = 2
+#: The k-Means bound computed by the caller (a Julia twin of ``cluster_costs``): the kernel lists the
+#: subproblems whose bound it needs (``Frames.requests``) and returns NEED_BOUNDS; the caller
+#: registers them with their bounds (``_register.store_bounds``) and resumes the search.
+BOUND_HOST = 3
 
 
 Problem = namedtuple("Problem", [
     "loss_kind",        # LOSS_SQUARED, LOSS_ABSOLUTE or LOSS_PINBALL
-    "bound_kind",       # BOUND_NONE, BOUND_EQUIVALENT or BOUND_KMEANS
+    "bound_kind",       # BOUND_NONE, BOUND_EQUIVALENT, BOUND_KMEANS or BOUND_HOST
     "tau",              # quantile level of the pinball loss (LOSS_PINBALL)
     "lam",              # penalty per leaf
     "unlimited",        # no depth limit (the remaining depth never decreases)
@@ -80,6 +84,10 @@ Frames = namedtuple("Frames", [
     "child_within",   #   and true child of the depth-four frame's candidate ``child_key`` (its index),
     "child_key",      #   kept for their expansion; [side] the candidate feature (-1: none)
     "child_derived",  # [side] 1 when those sums are differences (the frame's minus the other child's)
+    "requests",       # (2 features + 2, words) under BOUND_HOST: the new subproblems whose bounds the
+    "request_depth",  #   caller is to compute, their remaining depths, the bounds the search proved of
+    "request_known",  #   them already (a bound is stored at least that) and their number ([0])
+    "n_requests",
 ])
 Frames.__doc__ = "The explicit depth-first stack, so a paused search resumes where it stopped."
 

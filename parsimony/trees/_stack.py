@@ -51,17 +51,24 @@ from __future__ import annotations
 import numpy as np
 
 from .._numba import njit
+from ..losses import LOSS_SQUARED
 from ._expand import _expand, _sorted_by_bound
 from ._lookahead import _depth_three_children, _looks_ahead_of_three, _terminal_children
 from ._memo import _find, _split_child
-from ._records import BOUND_NONE, new_buffers
-from ._register import _entry, _register
+from ._records import BOUND_HOST, BOUND_NONE, new_buffers
+from ._register import _ask, _entry, _register
 from ._terminal import _terminal
 
 # kernel return codes
 DONE = 0
 PAUSED = 1
 NEED_SPACE = 2
+NEED_BOUNDS = 3  # (BOUND_HOST) the caller is to compute the bounds of frames.requests
+_GO_ON = -1      # (_refine_bounds: the search goes on)
+# frames.n_requests[0] under BOUND_HOST before expanding the top frame with another loss than the
+# squared one (every child registered with its bound): the caller is to register them ...
+EXPAND_REQUEST = -1
+EXPAND_READY = -2  # ... and has
 
 
 @njit
@@ -75,7 +82,8 @@ def _refine_bounds(problem, memo, frames, f, buffers):
     """Advance frame ``f`` to its next candidate whose bounds (computed now if lazy) beat the limit,
     passing over those whose bounds reach it.
 
-    Returns False when the table is full (the frame is left consistent to resume).
+    Returns ``_GO_ON``, or NEED_SPACE when the table is full or NEED_BOUNDS when the caller is to
+    compute bounds first (BOUND_HOST); the frame is then left consistent to resume.
     """
     words = frames.words[f]
     d = frames.depth[f]
@@ -102,13 +110,22 @@ def _refine_bounds(problem, memo, frames, f, buffers):
             break
         if counters[0] + 2 > counters[3]:
             frames.position[f] = p
-            return False
+            return NEED_SPACE
         j = frames.order[f, p]
         if terminal:
             b0, b1 = _terminal_children(problem, memo, frames, f, j, buffers, limit, false_bound[p], true_bound[p])
             false_bound[p] = b0
             true_bound[p] = b1
         else:
+            if problem.bound_kind == BOUND_HOST:
+                asked = False
+                for side in range(2):
+                    _split_child(words, fbits, j, side, child)
+                    if _ask(problem, memo, frames, child, dc, false_bound[p] if side == 0 else true_bound[p]):
+                        asked = True
+                if asked:
+                    frames.position[f] = p
+                    return NEED_BOUNDS
             if ahead:
                 _depth_three_children(problem, memo, frames, f, j, buffers, limit, false_bound[p], true_bound[p])
             for side in range(2):
@@ -124,15 +141,16 @@ def _refine_bounds(problem, memo, frames, f, buffers):
         if false_bound[p] + true_bound[p] >= limit:
             p += 1
     frames.position[f] = p
-    return True
+    return _GO_ON
 
 
 @njit
 def search(problem, memo, frames, max_steps):
     """Run the search for at most ``max_steps`` node expansions.
 
-    Returns DONE (the root has returned), PAUSED (out of steps) or NEED_SPACE (the caller must
-    grow the table; ``memo.counters[3]`` is the entry limit). ``frames.top[0]`` keeps the stack
+    Returns DONE (the root has returned), PAUSED (out of steps), NEED_SPACE (the caller must
+    grow the table; ``memo.counters[3]`` is the entry limit) or, under BOUND_HOST, NEED_BOUNDS (the
+    caller must register ``frames.requests`` with their bounds). ``frames.top[0]`` keeps the stack
     height so the next call resumes. The records are unpacked once here: passing a record to a
     helper costs a reference count per array, so the per-frame steps below work on plain arrays.
     """
@@ -205,6 +223,9 @@ def search(problem, memo, frames, max_steps):
                 return NEED_SPACE
             s = _find(keys, depth, words, d)
             if depth[s] == -1:
+                if _ask(problem, memo, frames, words, d, 0.0):
+                    frames.top[0] = top
+                    return NEED_BOUNDS
                 _register(problem, memo, words, d, s, members, buf_w, buf_v, buffers.pairs, buffers.pair_within,
                           buffers.kept, buffers.slot, buffers.active, buffers.ones, 0.0)
             if value[s] < np.inf or lower[s] >= budget[f]:
@@ -219,6 +240,12 @@ def search(problem, memo, frames, max_steps):
             if steps >= max_steps:
                 frames.top[0] = top
                 return PAUSED
+            if problem.bound_kind == BOUND_HOST and problem.loss_kind != LOSS_SQUARED:
+                if frames.n_requests[0] != EXPAND_READY:
+                    frames.n_requests[0] = EXPAND_REQUEST
+                    frames.top[0] = top
+                    return NEED_BOUNDS
+                frames.n_requests[0] = 0
             steps += 1
             counters[1] += 1
             solved, answer = _expand(problem, memo, frames, f, s, buffers)
@@ -235,10 +262,11 @@ def search(problem, memo, frames, max_steps):
             while p < n_candidates[f] and bounds_final[f, p] == 1 and false_bound[f, p] + true_bound[f, p] >= limit:
                 p += 1
             position[f] = p
-        if (p < n_candidates[f] and bounds_final[f, p] == 0
-                and not _refine_bounds(problem, memo, frames, f, buffers)):
-            frames.top[0] = top
-            return NEED_SPACE
+        if p < n_candidates[f] and bounds_final[f, p] == 0:
+            code = _refine_bounds(problem, memo, frames, f, buffers)
+            if code != _GO_ON:
+                frames.top[0] = top
+                return code
         limit = _limit(best, budget, f)
         p = position[f]
         if p < n_candidates[f] and false_bound[f, p] + true_bound[f, p] < limit:

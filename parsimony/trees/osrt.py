@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import numbers
+import time
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import (POSITIVE, QUANTILE, InstanceOf, Interval, Options, check_numeric_columns,
+from .._validation import (BOOLEAN, POSITIVE, QUANTILE, InstanceOf, Interval, Options, check_numeric_columns,
                            check_sample_weight, input_feature_names, validate_params)
+from ..backend import BACKENDS, resolve_backend
 from ..losses import LOSSES, Loss, as_loss
-from ._driver import BOUNDS, find_tree
+from ._driver import BOUNDS, _ensure_compiled, find_tree
 from .binarizer import Binarizer
 
 __all__ = ["OptimalSparseRegressionTree", "OSRT_PARAMETERS"]
@@ -27,6 +29,8 @@ OSRT_PARAMETERS = {
     "time_limit": [None, POSITIVE],
     "memory_limit": [None, POSITIVE],
     "binarizer": [None, Options("auto"), InstanceOf(Binarizer, "a Binarizer instance")],
+    "progress": [BOOLEAN],
+    "backend": [Options(*BACKENDS)],
 }
 
 
@@ -57,9 +61,14 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         Lower bound used to prune: the k-Means (k-median) equivalent-points bound, the plain
         equivalent-points bound, or only the leaf penalty. The optimum does not depend on it.
     time_limit : float or None, default=None
-        Seconds. When reached, the best tree found is kept, ``status_`` is "time_limit" and
-        ``gap_`` is the certified distance to the optimum. First-use compilation of the kernels
-        happens before the clock starts (``search_stats_["compile_seconds"]``).
+        Seconds for the whole ``fit`` (input checks, binarisation, search and the tree), first-use
+        compilation of the kernels aside: it happens before the clock starts
+        (``search_stats_["compile_seconds"]``; ``search_stats_["seconds"]`` is the rest). When
+        reached, the search stops, its best tree is completed greedily (with a tenth of the limit,
+        at most a second, kept for that), ``status_`` is "time_limit" and ``gap_`` is the
+        certified distance to the optimum. The fit ends late by at most one slice of the search
+        (paced to 0.05-0.2 s, but at least one node expansion: under the absolute and pinball
+        losses an expansion bounds every child, a second or more on thousands of rows).
     memory_limit : float or None, default=None
         Megabytes for the memo table; when exceeded the search stops like a time limit, with
         ``status_`` "memory_limit".
@@ -67,6 +76,15 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         "auto" binarises numeric columns with ``Binarizer()`` (binary columns pass through
         unchanged); None requires X to be binary (0/1) and raises otherwise; a ``Binarizer``
         instance is cloned and fitted.
+    progress : bool, default=False
+        Show a progress bar of the search: seconds (of ``time_limit``, when set), the best
+        objective found so far, the certified lower bound and the subproblems stored.
+    backend : {"auto", "native", "julia"}, default="auto"
+        Engine of the k-Means bounds (``bound="kmeans"``): "native" computes them in the search
+        kernel; "julia" computes each through the Julia twin of the clustering kernel
+        (ParsimonyKernels' ``cluster_costs``, the same numbers: the same search and tree), paused
+        for it, which is slower; "auto" is "julia" only when Julia works, else native. "julia"
+        without a working Julia raises ``JuliaUnavailableError`` saying how to get one.
 
     Attributes
     ----------
@@ -84,7 +102,9 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
     complexity_ : int
         Number of nodes (splits and leaves), the SQR paper's tree complexity.
     search_stats_ : dict
-        Subproblems stored, node expansions, bounds computed, table size, seconds.
+        Subproblems stored, node expansions, bounds computed, table size, ``seconds`` (the fit
+        after compilation) and ``compile_seconds``.
+    backend_ : "native" or "julia", the engine of the bounds that ran.
     binarizer_ : Binarizer or None
     binary_feature_names_ : ndarray of str
         Names of the binary columns the tree splits on.
@@ -103,7 +123,7 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, regularization=0.05, depth_limit=None, loss="squared", bound="kmeans", time_limit=None,
-                 memory_limit=None, binarizer="auto", quantile=0.5):
+                 memory_limit=None, binarizer="auto", quantile=0.5, progress=False, backend="auto"):
         self.regularization = regularization
         self.depth_limit = depth_limit
         self.loss = loss
@@ -112,6 +132,8 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self.time_limit = time_limit
         self.memory_limit = memory_limit
         self.binarizer = binarizer
+        self.progress = progress
+        self.backend = backend
 
     def _binarize_fit(self, X, sample_weight=None):
         names = input_feature_names(self)
@@ -175,6 +197,12 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self
         """
         params = validate_params(self.get_params(deep=False), OSRT_PARAMETERS)  # checked once
+        self.backend_ = resolve_backend(params["backend"])
+        cluster_costs = None
+        if self.backend_ == "julia":
+            from ._kmeans_julia import cluster_costs
+        compile_seconds = _ensure_compiled()  # before the clock of time_limit starts
+        start = time.perf_counter()
         check_numeric_columns(X, type(self).__name__)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
@@ -184,7 +212,8 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         Xb = self._binarize_fit(X, w)
         lam = params["regularization"]
         result = find_tree(Xb, y, as_loss(params["loss"], params["quantile"]), lam, params["depth_limit"],
-                           params["bound"], params["time_limit"], params["memory_limit"], sample_weight=w)
+                           params["bound"], params["time_limit"], params["memory_limit"], sample_weight=w,
+                           clock_start=start, progress=params["progress"], cluster_costs=cluster_costs)
         self.tree_ = result.tree
         leaves = self.tree_.feature < 0
         self.n_leaves_ = int(leaves.sum())
@@ -196,7 +225,8 @@ class OptimalSparseRegressionTree(RegressorMixin, BaseEstimator):
         self.lower_bound_ = self.objective_ if result.status == "optimal" else min(result.lower_bound,
                                                                                    self.objective_)
         self.gap_ = self.objective_ - self.lower_bound_
-        self.search_stats_ = result.stats
+        self.search_stats_ = {**result.stats, "compile_seconds": compile_seconds,
+                              "seconds": time.perf_counter() - start}
         return self
 
     def predict(self, X):

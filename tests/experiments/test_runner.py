@@ -341,3 +341,25 @@ def test_a_column_that_is_not_numeric_is_named_with_its_dataset(tmp_path):
     with pytest.raises(ValueError, match=r"X of dataset 'toy': column 3 \(x3\) is not numeric \(str"):
         run_benchmark([("toy", array, y)], ["OSRT"], quantiles=(0.5,), folds=2, store=tmp_path / "r.sqlite")
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_the_bench_bar_is_refreshed_while_a_task_runs():
+    """The ticker redraws the bar (elapsed time and ETA move) during a long task, and stops."""
+    import io
+    import threading
+    import time
+
+    from tqdm import tqdm
+
+    from parsimony.experiments.runner import _tick
+
+    out = io.StringIO()
+    bars = [tqdm(total=10, desc="bench", file=out, smoothing=0, mininterval=0)]
+    ticker = threading.Thread(target=_tick, args=(bars, 0.02), daemon=True)
+    ticker.start()
+    time.sleep(0.3)
+    bars.append(None)
+    ticker.join(timeout=5)
+    assert not ticker.is_alive()
+    assert out.getvalue().count("bench") >= 4  # the bar drawn at start, then redrawn by the ticker
+    bars[0].close()

@@ -101,6 +101,7 @@ def test_constant_target_gives_one_leaf():
         ({"time_limit": 0}, "time_limit"),
         ({"memory_limit": -5}, "memory_limit"),
         ({"binarizer": "sometimes"}, "binarizer"),
+        ({"progress": "yes"}, "progress"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(params, message):
@@ -193,6 +194,50 @@ def test_time_limit_status_and_gap():
     model = OptimalSparseRegressionTree(regularization=0.0005, binarizer=None, time_limit=0.05).fit(X, y)
     assert model.status_ == "time_limit"
     assert model.gap_ > 0 and model.lower_bound_ <= model.objective_
+
+
+#: What a fit may take beyond its time limit (compilation aside): one slice of the kernel (paced
+#: to 0.05-0.2 s, at least one node expansion) and the tree's assembly, with room for a loaded
+#: machine. (Under the pinball loss one expansion bounds every child of the node: the data below
+#: keeps it short.)
+TIME_LIMIT_SLACK = 1.0
+
+
+@pytest.mark.parametrize("loss", ["squared", "quantile"])
+def test_time_limit_covers_the_whole_fit_and_returns_the_best_tree(loss):
+    """A search that cannot finish in 0.5 s: the fit (binarisation and the greedy completion of the
+    tree included) returns within the limit and the slack, with a tree better than one leaf."""
+    import time
+
+    from sklearn.datasets import make_friedman1
+
+    X, y = make_friedman1(n_samples=600 if loss == "squared" else 200, noise=0.5, random_state=0)
+    model = OptimalSparseRegressionTree(regularization=0.0005, loss=loss, quantile=0.7, time_limit=0.5)
+    start = time.perf_counter()
+    model.fit(X, y)
+    elapsed = time.perf_counter() - start - model.search_stats_["compile_seconds"]
+    assert model.status_ == "time_limit"
+    assert elapsed <= 0.5 + TIME_LIMIT_SLACK
+    assert model.search_stats_["seconds"] <= elapsed
+    assert 0 < model.gap_ and model.lower_bound_ <= model.objective_ < 1 + model.regularization
+    # the objective is the returned tree's own (normalised loss of its predictions + lam * leaves)
+    pred = model.predict(X)
+    if loss == "squared":
+        fitted, base = np.sum((y - pred) ** 2), np.sum((y - y.mean()) ** 2)
+    else:
+        pinball = lambda r: np.sum(np.maximum(0.7 * r, -0.3 * r))  # noqa: E731
+        fitted, base = pinball(y - pred), pinball(y - np.quantile(y, 0.7, method="inverted_cdf"))
+    assert fitted / base + model.regularization * model.n_leaves_ == pytest.approx(model.objective_, rel=1e-6)
+
+
+def test_progress_bar_shows_the_search(capsys):
+    X, y = _binary_data(n=200, m=12)
+    model = OptimalSparseRegressionTree(regularization=0.001, binarizer=None, time_limit=0.3, progress=True).fit(X, y)
+    err = capsys.readouterr().err
+    assert "OSRT" in err and "best" in err and "bound" in err and "subproblems" in err
+    quiet = OptimalSparseRegressionTree(regularization=0.001, binarizer=None, time_limit=0.3).fit(X, y)
+    assert "OSRT" not in capsys.readouterr().err
+    assert quiet.status_ == model.status_
 
 
 def test_plot_tree_draws_every_node():
