@@ -25,9 +25,10 @@ Elsewhere the notebooks print only what does not depend on the last bits of the 
 which differ between CPUs and BLAS builds (FMA, vector width): exact and convex computations, and of
 a stochastic search only results that it reaches from every seed tried (the notebooks say which). ``RTOL`` covers what such differences leave: the comparison passes both on the machine that
 stored the outputs (an AMD EPYC whose OpenBLAS core is Haswell) and under ``NUMBA_CPU_NAME=generic``
-(with its own ``NUMBA_CACHE_DIR``) and ``OPENBLAS_CORETYPE=Sandybridge`` (no FMA in either), where
-the searches' paths do change: the Bodyfat front of the SQR notebook (a ``search-path`` cell) then
-holds Siri's ``495/Density - 450``, while every compared output stays the same.
+(with its own ``NUMBA_CACHE_DIR``) and ``OPENBLAS_CORETYPE=Sandybridge`` (no FMA in either). While
+the kernels compiled with fastmath, the searches' paths did change there (the SQR notebook's Bodyfat
+front, a ``search-path`` cell, held Siri's ``495/Density - 450`` under generic only) and every
+compared output stayed the same; now that they compile without it, every output is the same there.
 
 Every figure (a number) that a markdown cell states must be shown by an output or set in a code
 cell of the same notebook; references (Figure 2, Table 1, Eq. 6, Friedman #1, a year) are not
