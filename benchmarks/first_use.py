@@ -12,7 +12,12 @@ when a second core is free: the load average before each cold run is printed. ``
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
 plan out of step with the kernels: fix the steps).
 
-Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--no-helper]
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--no-helper] [--against DIR]
+
+``--against DIR`` times another checkout (its package on ``PYTHONPATH``, say main's) in the same
+conditions: cold runs alternate between the two, pair by pair, and the medians of each and of the
+pairwise ratios (this checkout / DIR) are printed, so a comparison holds on a busy machine whose
+speed drifts.
 
 The compile accelerator (``parsimony/_compile_accelerator.py``) is used as in any process: run
 with ``PARSIMONY_COMPILE_ACCELERATOR=0`` to time numba's own pipeline (no helper process then).
@@ -87,10 +92,12 @@ print(json.dumps({"accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_
 """
 
 
-def _run(case, cache_dir, profile=False, helper=True):
+def _run(case, cache_dir, profile=False, helper=True, root=None):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PARSIMONY_NUMBA_HELPER="1" if helper else "0")
-    out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0"], env=env,
-                         capture_output=True, text=True, check=True)
+    if root is not None:
+        env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0"], env=env, cwd=root,
+                         capture_output=True, text=True, check=True)  # (-c imports from the working directory first)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -100,7 +107,10 @@ def main():
     parser.add_argument("--case", nargs="+", choices=sorted(TARGETS), default=["sqr", "osrt"])
     parser.add_argument("--profile", action="store_true", help="per-function compile times (cold run)")
     parser.add_argument("--no-helper", action="store_true", help="compile in one process (no helper process)")
+    parser.add_argument("--against", metavar="DIR", help="another checkout to time pair by pair (cold runs)")
     args = parser.parse_args()
+    if args.against:
+        return _against(args)
     rows = []
     for case in args.case:
         cold, warm, loads = [], [], []
@@ -133,6 +143,30 @@ def main():
     print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. cpu: this process's, "
           "helper cpu: its helper's; load: 1-minute load average before the cold run (2 cores: a free core needs "
           "load < 1). pass*: within target in CPU time only (a busy machine).")
+
+
+def _against(args):
+    """Cold runs of this checkout and of ``args.against``, alternating, with their pairwise ratios."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    roots = {"this": here, "other": os.path.abspath(args.against)}
+    print(f"this: {here}\nother: {roots['other']}")
+    print(f"{'case':6} {'run':>3} {'who':6} {'wall':>7} {'cpu':>7} {'helper':>7} {'load':>5}")
+    for case in args.case:
+        runs = {"this": [], "other": []}
+        for i in range(args.repeat):
+            for who in (("this", "other") if i % 2 == 0 else ("other", "this")):
+                with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
+                    load = os.getloadavg()[0]
+                    r = _run(case, cache_dir, helper=not args.no_helper, root=roots[who])
+                runs[who].append(r)
+                print(f"{case:6} {i:3d} {who:6} {r['wall']:7.1f} {r['cpu']:7.1f} {r['helper_cpu']:7.1f} {load:5.1f}",
+                      flush=True)
+        median = statistics.median
+        for key in ("wall", "cpu", "helper_cpu"):
+            this, other = ([r[key] for r in runs[w]] for w in ("this", "other"))
+            ratios = [a / b for a, b in zip(this, other) if b > 0]
+            print(f"{case} {key}: this {median(this):.1f} s, other {median(other):.1f} s, "
+                  f"ratio this/other median {median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import assign, njit
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._engine import evolve_population, free_offset, init_population, simplify_tree, tree_complexity
 from ._evaluator import evaluate, tree_loss
@@ -75,7 +75,7 @@ def _polish(ops, feats, vals, loss, data, ws, state, front, weights):
         if polished <= loss:
             loss = polished
         else:  # the subsample's optimum is worse on all rows
-            vals[:] = before
+            assign(vals, before)  # (slice assignment compiles a shape-error message: seconds)
             tree_loss(ops, feats, vals, length, data, ws)
         loss = free_offset((ops, feats, vals), length, loss, 0, length, data, ws, front.resid, weights,
                            front.settings)[1]

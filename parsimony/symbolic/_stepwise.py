@@ -57,7 +57,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import argsort, assign, njit
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._engine import simplify_tree, tree_complexity
 from ._evaluator import unary_scalar
@@ -234,7 +234,10 @@ def _grid(op, lo, hi, out):
             m += 1
         out[m] = 0.0
         m += 1
-    out[:m] = np.sort(out[:m])
+    order = argsort(out[:m])  # (np.sort compiles numba's quicksort: seconds of a cold start)
+    values = out[:m].copy()
+    for i in range(m):
+        out[i] = values[order[i]]
     return m
 
 
@@ -375,10 +378,10 @@ def _shifted_gain(xi, xj, p, rc, w, base, s, c):
 @njit(error_model="numpy")
 def _quartiles(x):
     """The minimum, quartiles and maximum of ``x``."""
-    v = np.sort(x)
+    order = argsort(x)
     out = np.empty(5)
     for k in range(5):
-        out[k] = v[(k * (v.shape[0] - 1)) // 4]
+        out[k] = x[order[(k * (x.shape[0] - 1)) // 4]]
     return out
 
 
@@ -464,14 +467,14 @@ def _refine_shifts(xi, xj, p, gain, rc, w, base, s, c):
                     A[u, v] = H[u, v]
                     A[v, u] = H[u, v]
                 A[u, u] += lam * (H[u, u] + 1e-300)
-            rhs[:] = g
+            assign(rhs, g)
             evals += 1
             if _solve_small(A, rhs, trial):
                 trial += q
                 new = _wave_loss(xi, xj, trial, rc, w)
                 if new < loss:
                     improved = loss - new > 1e-12 * loss
-                    q[:] = trial
+                    assign(q, trial)
                     loss = new
                     lam = max(lam / 3.0, 1e-9)
                     break
@@ -483,7 +486,7 @@ def _refine_shifts(xi, xj, p, gain, rc, w, base, s, c):
         g1 = _shifted_gain(xi, xj, trial_p, rc, w, base, s, c)
         evals += 1
         if g1 > gain:
-            p[:] = trial_p
+            assign(p, trial_p)
             gain = g1
     for j in range(2):
         if p[j] != 0.0:
@@ -748,7 +751,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                                                  w, grid, col0, s, c, pair_p[z])
                 evals += used
                 z += 1
-        for z in np.argsort(-pair_g)[:n_shifted]:
+        for z in argsort(-pair_g)[:n_shifted]:
             if not pair_g[z] > 0:
                 continue
             u, v = pair_u[z], pair_v[z]
@@ -906,7 +909,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
             rate = (loss - trial) / max(_term_complexity(b_ops[kb], b_len[kb], op, a, b, weights) + per_term - freed, 1)
             if trial < loss - 1e-9 * abs(loss) - 1e-300 and rate > best_rate:
                 best_rate, best_q, best_op, best_a, best_b = rate, q, op, a, b
-                best_col[:] = col
+                assign(best_col, col)
         if best_q < 0:
             break
         used_cand[best_q] = True
@@ -941,8 +944,8 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                             and (p3[1] == 0.0 or shift[kb, 1] != 0.0)):
                         old_ops, old_feats, old_vals, old_len = b_ops[kb].copy(), b_feats[kb].copy(), b_vals[kb].copy(), b_len[kb]
                         old_lo, old_hi = lo[kb], hi[kb]
-                        col0[:] = bases[kb]
-                        col[:] = m_cols[t]
+                        assign(col0, bases[kb])
+                        assign(col, m_cols[t])
                         _set_shifted(kb, i, j, p3[0], p3[1], Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi)
                         op, a, b, g, used = _refit_inner(bases[kb], wave, p3[2], 0.0, lo[kb], hi[kb], r, w,
                                                          allowed, grid, s, c)
@@ -953,7 +956,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                             m_op[t], m_a[t], m_b[t] = op, a, b
                             shift[kb, 0], shift[kb, 1] = p3[0], p3[1]
                             offset, loss = new_offset, new_loss
-                            coef[:k] = trial_coef[:k]
+                            assign(coef[:k], trial_coef[:k])
                             _residual(m_cols, k, coef, offset, y, w, t, r)
                         else:
                             b_ops[kb], b_feats[kb], b_vals[kb], b_len[kb] = old_ops, old_feats, old_vals, old_len
@@ -976,14 +979,14 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                         best_g, best_op, best_a, best_b = g, op, a, b
                 if best_op == m_op[t] and best_a == m_a[t] and best_b == m_b[t]:
                     continue
-                col[:] = m_cols[t]
+                assign(col, m_cols[t])
                 _term_values(bases[kb], best_op, best_a, best_b, m_cols[t])
                 new_offset, new_loss = _fit_sum(m_cols[:k], y, w, loss_kind, tau, trial_coef[:k])
                 evals += 1
                 if new_loss < loss:
                     m_op[t], m_a[t], m_b[t] = best_op, best_a, best_b
                     offset, loss = new_offset, new_loss
-                    coef[:k] = trial_coef[:k]
+                    assign(coef[:k], trial_coef[:k])
                 else:
                     m_cols[t] = col
             if not loss < before * (1.0 - 1e-12):
@@ -1003,7 +1006,7 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
                     m_cols[z] = m_cols[z + 1]
                 k -= 1
                 offset, loss = new_offset, new_loss
-                coef[:k] = trial_coef[:k]
+                assign(coef[:k], trial_coef[:k])
             else:
                 t += 1
         # the candidates on the bases of the sum's terms, refitted on what they would replace
