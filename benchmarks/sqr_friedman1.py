@@ -14,6 +14,9 @@ scaling, ``max_length=30``, 6.8 s CPU a fit).
     python benchmarks/sqr_friedman1.py [--quantiles 0.5 0.9] [--set maxsize=30]
         [--variant big:maxsize=30 --variant long:niterations=160] [--folds 0 1 2 3 4] [--models]
 
+``--features standardised`` (or ``shifted``) fits the same data with the features as PMLB's
+``fri_c0`` sets have them, ``(X - 0.5) / 0.2887`` (or ``1e3`` times that plus 7; issue 40).
+
 ``--scaling 100000 1000000`` instead times one default fit (the first level of ``--quantiles``,
 ``--set`` applied) on that many rows of the same function (ten uniform features, noise sd 1,
 seed 0) and prints CPU seconds, seconds per 100,000 rows and the selected model, beside the
@@ -97,6 +100,11 @@ def scaling(sizes, tau, settings):
               f"[{model.complexity_}] {model.export_text(decimals=3)}", flush=True)
 
 
+#: The quick suite's features as given, as PMLB's fri_c0 sets have them, and shifted and scaled (issue 40).
+FEATURES = {"unit": lambda X: X, "standardised": lambda X: (X - 0.5) / 0.2887,
+            "shifted": lambda X: 1e3 * (X - 0.5) / 0.2887 + 7}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quantiles", nargs="*", type=float, default=[0.5, 0.9])
@@ -105,6 +113,9 @@ def main(argv=None):
     parser.add_argument("--variant", action="append", default=[], metavar="LABEL:NAME=VALUE,...",
                         help="another SQR row with these settings (repeatable)")
     parser.add_argument("--models", action="store_true", help="print every selected model")
+    parser.add_argument("--features", choices=sorted(FEATURES), default="unit",
+                        help="the features as given (unit), standardised ((X - 0.5) / 0.2887, PMLB's fri_c0) or "
+                             "shifted (1e3 * standardised + 7)")
     parser.add_argument("--scaling", nargs="*", type=int, default=None, metavar="ROWS",
                         help="time one fit on each of these many rows instead")
     args = parser.parse_args(argv)
@@ -113,7 +124,8 @@ def main(argv=None):
             np.random.default_rng(0).uniform(size=(50, 10)), np.arange(50.0))
         scaling(args.scaling, args.quantiles[0], parse_settings(args.set))
         return
-    X, y, _ = load_benchmark_dataset("friedman1")
+    X0, y, _ = load_benchmark_dataset("friedman1")
+    X = FEATURES[args.features](X0)
     whole_range = float(np.ptp(y))
     rows = [("SQR " + (" ".join(args.set) or "default"), parse_settings(args.set))]
     for text in args.variant:
@@ -121,11 +133,12 @@ def main(argv=None):
         rows.append((f"SQR {label}", parse_settings(p for p in pairs.split(",") if p)))
     SymbolicQuantileRegressor(niterations=1, progress=False, random_state=0).fit(X[:50], y[:50])  # compile / load
     for tau in args.quantiles:
-        print(f"\nfriedman1 (quick suite), tau={tau}, folds {args.folds}: mean test NQL (whole range)", flush=True)
+        print(f"\nfriedman1 (quick suite, {args.features} features), tau={tau}, folds {args.folds}: mean test NQL "
+              "(whole range)", flush=True)
         truth, lqr = [], []
         for fold in args.folds:
             train, test = fold_indices(len(y), 5, fold, 0)
-            truth.append(normalized_quantile_loss(y[test], friedman1(X[test]) + norm.ppf(tau), tau,
+            truth.append(normalized_quantile_loss(y[test], friedman1(X0[test]) + norm.ppf(tau), tau,
                                                   y_range=whole_range))
             predict, _, _ = fit_peer("lqr", X[train], y[train], tau)
             lqr.append(normalized_quantile_loss(y[test], predict(X[test]), tau, y_range=whole_range))

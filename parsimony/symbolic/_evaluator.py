@@ -24,6 +24,7 @@ from ._expressions import (
     ABS, ADD, CONST, COS, CUBE, DIV, EXP, FIRST_UNARY, LOG, MUL, SIN, SQRT, SQUARE, SUB,
     VAR,
 )
+from ._intervals import admissible, inactive_box
 
 # sin/cos: Cody-Waite reduction by pi/2 (fdlibm's 33-bit split of pi/2) and Cephes' minimax
 # polynomials on [-pi/4, pi/4], written branch-free so that LLVM vectorises the row loop.
@@ -47,6 +48,7 @@ Data = namedtuple("Data", [
     "loss_kind",        # LOSS_SQUARED, LOSS_ABSOLUTE or LOSS_PINBALL
     "tau",              # quantile level of the pinball loss
     "uniform_weights",  # every weight equals the first
+    "box",              # the domain an expression must be certified finite on (an _intervals.Box)
 ])
 Data.__doc__ = "The rows an expression is scored on, and the loss that scores it (:func:`make_data`)."
 
@@ -61,10 +63,12 @@ Workspace = namedtuple("Workspace", [
 Workspace.__doc__ = "The evaluator's preallocated buffers (:func:`make_workspace`)."
 
 
-def make_data(Xt, y, w, loss_kind, tau) -> Data:
+def make_data(Xt, y, w, loss_kind, tau, box=None) -> Data:
     """The :data:`Data` record of feature-major ``Xt``, targets ``y`` and weights ``w``, scored by
-    the loss of code ``loss_kind`` (``tau`` its quantile level)."""
-    return Data(Xt, y, w, float(w.sum()), int(loss_kind), float(tau), bool(np.all(w == w[0])))
+    the loss of code ``loss_kind`` (``tau`` its quantile level); an expression not certified on
+    ``box`` (an :data:`~parsimony.symbolic._intervals.Box`; None: no check) scores ``inf``."""
+    box = inactive_box(Xt.shape[0]) if box is None else box
+    return Data(Xt, y, w, float(w.sum()), int(loss_kind), float(tau), bool(np.all(w == w[0])), box)
 
 
 def make_workspace(max_length: int, n_rows: int) -> Workspace:
@@ -313,7 +317,9 @@ def last_rows(Xt, ws):
 def tree_loss(ops, feats, vals, length, data, ws):
     """Weighted mean loss of an expression on ``data`` (a :data:`Data`).
 
-    Returns ``inf`` when any prediction is NaN or infinite.
+    Returns ``inf`` when any prediction is NaN or infinite, or when the expression is not
+    certified on ``data.box`` (:func:`~parsimony.symbolic._intervals.admissible`: its interval
+    enclosure over the box is undefined, unbounded or outside the box's bounds).
     """
     # every field read once, before the branches (a record's field read in several places costs
     # reference counting each time: measurable in the hottest function)
@@ -327,5 +333,7 @@ def tree_loss(ops, feats, vals, length, data, ws):
         total = loss_of_rows(ws.buf[ws.row[0]], y, w, loss_kind, tau)
     loss = total / wsum
     if not (loss < np.inf):  # NaN or inf
+        return np.inf
+    if not admissible(ops, feats, vals, length, data.box):
         return np.inf
     return loss

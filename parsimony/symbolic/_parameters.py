@@ -16,6 +16,7 @@ from .._validation import (
 from ..backend import BACKENDS
 from ..losses import LOSSES, Loss, Pinball, as_loss
 from ._expressions import TOKEN_COMPLEXITY, complexity_weights, operator_codes, token_weights
+from ._intervals import Box
 from ._search import SearchSettings
 from .seeds import STAGES, AdditiveSeeder, Problem
 
@@ -75,7 +76,24 @@ SQR_PARAMETERS = {
     "n_jobs": [None, N_JOBS],
     "progress": [BOOLEAN],
     "backend": [Options(*BACKENDS)],
+    "certify": [BOOLEAN],
+    "domain": [None, Check(lambda d, name: domain_bounds(d) and d, "an array of shape (n_features, 2): each feature's [low, high]")],
+    "rescale": [Options("scale"), BOOLEAN],
 }
+
+
+def domain_bounds(domain, n_features=None) -> tuple:
+    """``(low, high)`` arrays of a ``domain`` of shape ``(n_features, 2)`` (finite, ``low <= high``)."""
+    try:
+        bounds = np.asarray(domain, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"domain must be an array of shape (n_features, 2) of numbers, got {domain!r}") from None
+    if bounds.ndim != 2 or bounds.shape[1] != 2 or (n_features is not None and bounds.shape[0] != n_features):
+        wanted = "(n_features, 2)" if n_features is None else f"({n_features}, 2)"
+        raise ValueError(f"domain must have shape {wanted}: one [low, high] per feature, got shape {bounds.shape}")
+    if not np.all(np.isfinite(bounds)) or np.any(bounds[:, 0] > bounds[:, 1]):
+        raise ValueError("domain must hold finite bounds with low <= high for every feature")
+    return bounds[:, 0].copy(), bounds[:, 1].copy()
 
 
 def validated(values: dict) -> dict:
@@ -138,6 +156,7 @@ class FitPlan:
     seeded: bool  # random_state was given (the Julia engine is then seeded with ``seed``)
     rng: np.random.Generator
     auto_maxsize: bool  # maxsize="auto": :meth:`resolve_maxsize` sets it on the data
+    box: Box | None = None  # where an expression must be certified finite, in the search's units (None: no check)
 
     def resolve_maxsize(self, X, y, w) -> None:
         """Set ``maxsize="auto"`` for the training data ``(X, y, w)``: :data:`STAGE_MAXSIZE`

@@ -342,7 +342,10 @@ def fit_fronts(X, y, sample_weight, plan, previous=None) -> EngineFit:
     names, the complexity table, the seed) and ``previous`` (the PySR models of the last fit, to
     go on from with ``warm_start``). Returns an :class:`~parsimony.symbolic._front.EngineFit`
     whose fronts are :func:`front_rows` (complexity in the token weights, loss the mean training
-    loss) and whose states are the fitted PySRRegressors.
+    loss) and whose states are the fitted PySRRegressors. ``certify``, ``domain`` and ``rescale``
+    map to the estimator's own steps around the engine: ``X`` and ``y`` arrive in the search's
+    units, and the returned fronts are written back in the user's and filtered to the rows
+    certified on the domain (PySR's search itself is not restricted, so a front may lose rows).
 
     Raises
     ------

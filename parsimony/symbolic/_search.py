@@ -128,9 +128,9 @@ def constant_baseline(y, w, loss_kind, tau) -> float:
     return value if value > 0 else 1.0
 
 
-def _data_digest(Xt, y, w) -> str:
+def _data_digest(*arrays) -> str:
     digest = hashlib.blake2b(digest_size=16)
-    for a in (Xt, y, w):
+    for a in arrays:
         digest.update(np.ascontiguousarray(a).view(np.uint8))
     return digest.hexdigest()
 
@@ -259,7 +259,7 @@ class _Batches:
         for q in range(len(pop_data)):
             idx = np.sort(self.rng.choice(data.y.shape[0], size=self.batch, replace=False))
             pop_data[q] = make_data(np.ascontiguousarray(data.Xt[:, idx]), data.y[idx], data.w[idx], data.loss_kind,
-                                    data.tau)
+                                    data.tau, data.box)
 
     @staticmethod
     def rescore(populations: Populations, pop_data, ws):
@@ -292,7 +292,7 @@ def _polish_rows(data, ws, max_length, max_rows=POLISH_ROWS):
     rows = np.flatnonzero(data.w > 0)
     rows = rows[::max(1, math.ceil(rows.size / max_rows))]
     sub = make_data(np.ascontiguousarray(data.Xt[:, rows]), data.y[rows].copy(), data.w[rows].copy(), data.loss_kind,
-                    data.tau)
+                    data.tau, data.box)
     return sub, make_workspace(max_length, rows.size)
 
 
@@ -515,7 +515,7 @@ def search_fronts(X, y, w, plan, previous=None) -> EngineFit:
     for q, loss, s, resume in zip(plan.quantiles, plan.losses, seeds, previous):
         plan.settings.description = f"SQR tau={q:g}"
         result = run_search(X, y, w, loss.code, loss.tau, plan.binops, plan.unops, plan.weights, plan.settings,
-                            int(s), resume=resume)
+                            int(s), resume=resume, box=plan.box)
         fronts.append(result.front)
         statuses.append(result.status)
         evaluations += result.evaluations
@@ -525,26 +525,28 @@ def search_fronts(X, y, w, plan, previous=None) -> EngineFit:
 
 
 def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int,
-               resume: SearchState | None = None) -> SearchResult:
+               resume: SearchState | None = None, box=None) -> SearchResult:
     """Run regularized evolution on ``(X, y, w)`` and return the Pareto front.
 
     With ``resume`` (the ``state`` of an earlier result for a search of the same shape) the
     populations and halls of fame go on from where that search stopped, on this data, and
     ``seed`` is not used: a search of ``a`` then ``b`` iterations on the same data gives the
     result of one search of ``a + b`` iterations. The result's ``state`` can be resumed again.
+    With ``box`` (an :data:`~parsimony.symbolic._intervals.Box`) an expression whose interval
+    enclosure over it is not bounded within the box's bounds scores ``inf`` everywhere.
     """
     start_time = time.perf_counter()
     n, d = X.shape
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(w, dtype=np.float64)
-    data = make_data(Xt, y, w, loss_kind, tau)
+    data = make_data(Xt, y, w, loss_kind, tau, box)
     feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
     batch = settings.batch_rows(n)
     signature = (d, settings.maxsize, settings.populations, settings.population_size,
                  tuple(np.asarray(weights).tolist()), tuple(np.asarray(binops).tolist()),
                  tuple(np.asarray(unops).tolist()), int(loss_kind), float(tau), batch)
-    digest = _data_digest(Xt, y, w)
+    digest = _data_digest(Xt, y, w, data.box.lo, data.box.hi, np.array([data.box.low, data.box.high, data.box.active]))
     warm = resume is not None and resume.signature == signature
     # a resumed search works on a copy: the caller's state stays as it was
     state = copy.deepcopy(resume) if warm else _fresh_state(signature, digest, seed, settings, batch)

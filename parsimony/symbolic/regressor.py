@@ -17,18 +17,26 @@ from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..base import QuantileScoreMixin
 from ..losses import Pinball, Squared
 from ..metrics import coverage
-from ._evaluator import evaluate, make_workspace
-from ._expressions import DEFAULT_OPERATORS, to_sympy, to_string
+from ._evaluator import evaluate, make_data, make_workspace, tree_loss
+from ._expressions import CONST, DEFAULT_OPERATORS, to_sympy, to_string
 from ._front import EngineFit, calibration_tolerance, pareto_scores
-from ._parameters import SQR_PARAMETERS, fit_plan, level_losses, validated
+from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
+from ._parameters import SQR_PARAMETERS, domain_bounds, fit_plan, level_losses, validated
 from ._pysr import fit_fronts, pysr_available
-from ._search import constant_baseline, search_fronts
+from ._search import constant_baseline, pareto_complexities, search_fronts
+from ._units import Units, to_user_units
 
 
 #: Weight of complexity in ``model_selection="cost"``, per unit of the best constant's loss.
 SELECTION_PARSIMONY = 0.016
 #: How many tokens' worth more a calibrated row may cost than the cheapest row under ``model_selection="cost"``.
 CALIBRATION_TOKENS = 4
+#: Where an admitted expression's enclosure over the domain must lie: within this many ranges of
+#: the training targets beyond them (a formula that reaches ten times the targets' range away
+#: from them somewhere between training points is not one to deploy).
+ENCLOSURE_SPANS = 10.0
+#: Pieces the enclosures reported in ``equations_`` may split the domain into.
+REPORT_BUDGET = 256
 #: A row whose loss is at most this fraction of the best constant's reproduces the targets (up to
 #: rounding); ``model_selection="cost"`` takes the simplest such row that has at least
 #: ``ROWS_PER_TOKEN`` (effective) rows per unit of complexity.
@@ -112,6 +120,45 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     y = (loss - loss.min()) / span if span > 0 else np.zeros_like(loss)
     gain = 1.0 - x - y  # proportional to the distance below the chord from (0, 1) to (1, 0)
     return int(np.argmax(gain)) if gain.max() > 1e-12 else int(np.argmin(loss))
+
+
+def certified_box(lo, hi, y) -> Box:
+    """The :data:`~parsimony.symbolic._intervals.Box` of features in ``[lo, hi]`` whose admitted
+    expressions' enclosures lie within :data:`ENCLOSURE_SPANS` ranges of the targets ``y`` of
+    the targets' range."""
+    low, high = float(np.min(y)), float(np.max(y))
+    span = high - low if high > low else max(abs(low), abs(high)) or 1.0
+    return make_box(lo, hi, low - ENCLOSURE_SPANS * span, high + ENCLOSURE_SPANS * span)
+
+
+def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
+    """The front found in the search's ``units``, written in the user's (:func:`to_user_units`),
+    its losses recomputed on ``(X, y, w)``, each row's ``enclosure`` of the prediction over
+    ``box`` added (``(nan, nan)`` where not certified), the rows not certified dropped when
+    ``certify``, the rest kept Pareto-optimal."""
+    Xt = np.ascontiguousarray(X.T)
+    data = make_data(Xt, y, w, loss.code, loss.tau)
+    rows = {}
+    for row in front:
+        ops, feats, vals = to_user_units(row["ops"], row["feats"], row["vals"], units, weights)
+        n = len(ops)
+        ok = refined_enclosure(ops, feats, vals, n, box.lo, box.hi, box.low, box.high, REFINE_BUDGET)[2]
+        if certify and not ok:
+            continue
+        low, high = tight_enclosure(ops, feats, vals, n, box.lo, box.hi, REPORT_BUDGET) if ok else (np.nan, np.nan)
+        value = tree_loss(ops, feats, vals, n, data, make_workspace(n, len(y)))
+        cplx = int(weights[ops].sum())
+        if np.isfinite(value) and (cplx not in rows or value < rows[cplx]["loss"]):
+            rows[cplx] = {"complexity": cplx, "loss": float(value), "ops": ops, "feats": feats, "vals": vals,
+                          "enclosure": (float(low), float(high)),  # (the exhaustive proof holds in the search's units)
+                          "certified": bool(row.get("certified", False)) and units.is_identity}
+    if not rows:  # nothing certified: the best constant
+        value = loss.optimal_constant(y, w)
+        rows[int(weights[CONST])] = {"complexity": int(weights[CONST]), "loss": float(loss.baseline(y, w)),
+                                     "ops": np.array([CONST]), "feats": np.zeros(1, dtype=np.int64),
+                                     "vals": np.array([value]), "enclosure": (value, value)}
+    keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss.code, loss.tau))
+    return [rows[c] for c in keep]
 
 
 def _subsample(X, y, w, plan):
@@ -226,12 +273,35 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         On the Julia engine ``loss`` becomes PySR's ``elementwise_loss`` and ``batch_size`` its
         batching; a positive ``feature_relevance`` and ``additive_stage=True`` raise (native
         engine only).
+    certify : bool, default=True
+        Admit to the front only expressions certified finite on the domain: their interval
+        enclosure over it (interval arithmetic, rounded outward, the domain bisected up to 32
+        pieces where one walk over-estimates) is defined and lies within ten target ranges of the
+        training targets. A formula with a pole, a logarithm or square root of a negative, an
+        overflowing exponential or a huge value anywhere between the training values never
+        enters the front. False keeps the raw search (the enclosures are still reported). On the
+        Julia engine the check filters PySR's returned front.
+    domain : array of shape (n_features, 2) or None, default=None
+        Each feature's ``[low, high]`` over which formulas are certified and their enclosures
+        reported (e.g. a physical domain); None is the training data's box (each feature's
+        minimum and maximum).
+    rescale : bool or "scale", default=True
+        Search in units where each feature and the target are divided by powers of ten (the
+        feature's root mean square, the target's standard deviation, rounded to a power of
+        ten), a feature that takes negative values first shifted to start near 0, so data in any
+        units (and standardised features) is the same search; the formulas are written back in
+        the user's units, constants rescaled and shifts subtracted from the features. Data whose
+        magnitudes are near 1 and features that are never negative are searched as given.
+        "scale" does not shift: a law simple in signed features (``cos(x1)`` on [-3, 3]) keeps
+        its round constants, which the shift turns into fitted ones (``cos(x1' - 3)``).
 
     Attributes
     ----------
     equations_ : DataFrame or list of DataFrame
         The Pareto front, one per quantile: complexity, loss (training pinball loss), score,
-        equation, sympy, coverage (share of training targets at or below the expression), and
+        equation, sympy, lower and upper (an enclosure of the expression's values over the
+        domain, certified under floating point; NaN where none is known), coverage (share of
+        training targets at or below the expression), and
         certified (True where the exhaustive stage proves that no expression of at most the
         row's complexity, constants only outside (``g``, ``g + a``, ``a - g``, ``b*g``,
         ``a + b*g``), fits the training rows better; see ``certified_size_``).
@@ -243,6 +313,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         Per quantile level, the complexity up to which the exhaustive stage enumerated every
         expression (0 where it did not run: ``stages``, warm starts on new data, the Julia
         engine); rows of ``equations_`` up to it may be ``certified``.
+    domain_ : ndarray of shape (n_features, 2)
+        The domain formulas are certified on (``domain``, or the training box).
     maxsize_ : int
         The largest complexity searched (``maxsize``, "auto" resolved on the training data).
     status_ : str
@@ -255,7 +327,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
                  niterations=40, populations=6, population_size=33, ncycles_per_iteration=60, parsimony=0.0032,
                  adaptive_parsimony_scaling=20.0, feature_relevance="auto", additive_stage="auto",
                  stages="auto", model_selection="cost", max_samples=None, rearrange=False, loss=None, batch_size="auto",
-                 time_limit=None, warm_start=False, random_state=None, n_jobs=None, progress=True, backend="auto"):
+                 time_limit=None, warm_start=False, random_state=None, n_jobs=None, progress=True, backend="auto",
+                 certify=True, domain=None, rescale=True):
         self.quantile = quantile
         self.operators = operators
         self.maxsize = maxsize
@@ -280,6 +353,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.n_jobs = n_jobs
         self.progress = progress
         self.backend = backend
+        self.certify = certify
+        self.domain = domain
+        self.rescale = rescale
 
     # ------------------------------------------------------------------------------ validation
     def _quantiles(self):
@@ -306,10 +382,22 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         X, y, w = self._training_data(X, y, sample_weight)
         plan = fit_plan(params, self._engine(), seed_from(self.random_state), self.random_state is not None)
         X, y, w = _subsample(X, y, w, plan)
-        plan.resolve_maxsize(X, y, w)
+        rescale = params["rescale"]
+        units = Units.of(X, y, w, shift=rescale is True) if rescale else Units.identity(X.shape[1])
+        lo, hi = (X.min(axis=0), X.max(axis=0)) if params["domain"] is None else domain_bounds(params["domain"],
+                                                                                             X.shape[1])
+        Xs, ys = units.features(X), units.target(y)
+        if params["certify"]:
+            plan.box = certified_box(lo / units.x_scale, hi / units.x_scale, ys)
+        plan.resolve_maxsize(Xs, ys, w)
         warm = self.warm_start and getattr(self, "backend_", None) == plan.engine
         engine = fit_fronts if plan.engine == "julia" else search_fronts
-        self._install(X, y, w, plan, engine(X, y, w, plan, previous=self._engine_states if warm else None))
+        result = engine(Xs, ys, w, plan, previous=self._engine_states if warm else None)
+        self.domain_ = np.column_stack([lo, hi])
+        box = certified_box(lo, hi, y)
+        result.fronts = [user_front(front, units, X, y, w, loss, plan.weights, box, params["certify"])
+                         for front, loss in zip(result.fronts, plan.losses)]
+        self._install(X, y, w, plan, result)
         return self
 
     def _training_data(self, X, y, sample_weight):
@@ -363,6 +451,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             "equation": [to_string(r["ops"], r["feats"], r["vals"], len(r["ops"]), self.feature_names_)
                          for r in front],
             "sympy": [to_sympy(r["ops"], r["feats"], r["vals"], len(r["ops"]), symbols) for r in front],
+            "lower": [r["enclosure"][0] for r in front],
+            "upper": [r["enclosure"][1] for r in front],
         })
 
     # --------------------------------------------------------------------------------- predict

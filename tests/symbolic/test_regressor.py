@@ -24,14 +24,16 @@ def _quadratic(n=200, seed=0):
 @pytest.fixture(scope="module")
 def quadratic_model():
     X, y = _quadratic()
-    model = SymbolicQuantileRegressor(random_state=0, progress=False).fit(X, y)
+    # (a law simple in signed features: shifting them, rescale=True, makes cos(x1) a fitted phase)
+    model = SymbolicQuantileRegressor(random_state=0, progress=False, rescale="scale").fit(X, y)
     return model, X, y
 
 
 def test_noiseless_recovery(quadratic_model):
     model, X, y = quadratic_model
     eq = model.equations_
-    assert list(eq.columns) == ["complexity", "loss", "score", "equation", "sympy", "coverage", "certified"]
+    assert list(eq.columns) == ["complexity", "loss", "score", "equation", "sympy", "lower", "upper", "coverage",
+                                "certified"]
     assert eq["loss"].min() < 1e-6
     assert np.all(np.diff(eq["complexity"]) > 0) and np.all(np.diff(eq["loss"]) < 0)  # a Pareto front
     # losses are the exact training pinball losses of the listed expressions

@@ -1,0 +1,232 @@
+"""The search's own units: features and target divided by powers of ten, formulas written back
+in the user's units by rescaling their constants.
+
+SQR's search has absolute scales in it (inner constants drawn near 1, step sizes, tolerances),
+so ``y * 1e-6`` or ``X * 1e8`` is not the same problem as ``y`` or ``X``. :class:`Units` divides
+each feature by ``10 ** round(log10(RMS))`` and the target by ``10 ** round(log10(std))``: a
+feature or a target scaled by ``10 ** k`` gives the same search data (up to the rounding of one
+division), and data whose magnitudes are near 1 (the Feynman laws' ranges, features in [0, 1])
+is not rescaled, so a law simple in the user's units stays simple in the search's. A feature
+that takes negative values is first shifted to start near 0 (:func:`round_down`; its RMS taken
+after): standardised
+features (PMLB's ``fri_c*`` sets) are then searched as the nonnegative features the additive
+stage's products and waves are built on, whatever their offset.
+
+:func:`to_user_units` writes an expression found on the search's data in the user's units,
+exactly (the constants rescaled, the structure kept): each feature ``x_j`` stands for
+``x_j / s_j`` and the output for ``y / s_y``. Factors are lifted up the tree and pushed down
+into constants (``c * x`` takes the factor into ``c``; ``1 + x`` becomes ``(1/s + x) * s``);
+only where no constant can take a factor (the argument of ``sin(x)``) is a ``* c`` added.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._engine import simplify_tree
+from ._expressions import (
+    ABS, ADD, ARITY, CONST, CUBE, DIV, MUL, NEG, POW, SQRT, SQUARE, SUB, VAR,
+)
+
+
+#: Significant bits of the search's data. ``(y * 1e-3) / 1e-3`` differs from ``y`` in its last
+#: bit, which a stochastic search amplifies into another model; rounded to 36 bits (a relative
+#: 1.5e-11) the two are the same data but for a value within 2 ulps of a rounding boundary
+#: (one in 8,000). Without rescaling the data is searched as given.
+SEARCH_BITS = 36
+
+
+def round_down(low: float, width: float) -> float:
+    """``low`` rounded down to a multiple of a tenth of the power of ten below ``width``: a
+    shift whose digits are few (-3 for [-2.99, 3], -1.8 for [-1.73, 1.73]), so that a law
+    simple in the user's units keeps round constants in the search's (``cos(x)`` is
+    ``cos(x' - 3)``, whose 3 the search makes an integer)."""
+    if not (np.isfinite(width) and width > 0):
+        return float(low)
+    step = 10.0 ** (np.floor(np.log10(width)) - 1)
+    return float(np.floor(low / step) * step)
+
+
+def power_of_ten(magnitude: float) -> float:
+    """``10 ** round(log10(magnitude))``, 1 for a magnitude that is 0 or not finite."""
+    if not (np.isfinite(magnitude) and magnitude > 0):
+        return 1.0
+    return float(10.0 ** int(np.round(np.log10(magnitude))))
+
+
+@dataclass(frozen=True)
+class Units:
+    """The search's units: feature ``j`` in the search is ``x_j / x_scale[j]``, the target ``y / y_scale``."""
+
+    x_scale: np.ndarray
+    y_scale: float
+    x_shift: np.ndarray | None = None  # feature j is (x_j - x_shift[j]) / x_scale[j] (None: no shift)
+
+    @classmethod
+    def of(cls, X, y, w, shift=True) -> Units:
+        """The units of training data: each feature's root mean square and the target's
+        standard deviation (weighted by ``w``), rounded to powers of ten; with ``shift``, a
+        feature that takes negative values is shifted to start near 0 first."""
+        w = np.asarray(w, dtype=float) / np.sum(w)
+        shift = np.array([round_down(low, high - low) if shift and low < 0 else 0.0
+                          for low, high in zip(X.min(axis=0), X.max(axis=0))])
+        X = X - shift
+        with np.errstate(over="ignore"):  # magnitudes near the largest double: the RMS of X / max|X|
+            top = np.max(np.abs(X), axis=0)
+            top = np.where(top > 0, top, 1.0)
+            rms = top * np.sqrt(w @ ((X / top) ** 2))
+            y_top = float(np.max(np.abs(y))) or 1.0
+            yc = y / y_top
+            std = y_top * float(np.sqrt(w @ (yc - w @ yc) ** 2))
+        return cls(np.array([power_of_ten(m) for m in rms]), power_of_ten(std if std > 0 else y_top),
+                   shift if np.any(shift != 0) else None)
+
+    @classmethod
+    def identity(cls, n_features: int) -> Units:
+        return cls(np.ones(n_features), 1.0)
+
+    @property
+    def is_identity(self) -> bool:
+        return self.y_scale == 1.0 and bool(np.all(self.x_scale == 1.0)) and self.x_shift is None
+
+    def features(self, X):
+        """``X`` in the search's units (rounded to :data:`SEARCH_BITS` bits)."""
+        return rounded((X if self.x_shift is None else X - self.x_shift) / self.x_scale)
+
+    def target(self, y):
+        """``y`` in the search's units (rounded to :data:`SEARCH_BITS` bits)."""
+        return rounded(y / self.y_scale)
+
+
+def rounded(values, bits=None):
+    """``values`` rounded to ``bits`` (:data:`SEARCH_BITS`) significant bits."""
+    bits = SEARCH_BITS if bits is None else bits
+    mantissa, exponent = np.frexp(values)
+    return np.ldexp(np.round(mantissa * 2.0**bits) / 2.0**bits, exponent)
+
+
+# ---------------------------------------------------------------------- trees as nested tuples
+def _nest(ops, feats, vals):
+    stack = []
+    for op, f, v in zip(ops.tolist(), feats.tolist(), vals.tolist()):
+        arity = int(ARITY[op])
+        args = tuple(stack[len(stack) - arity:]) if arity else ()
+        del stack[len(stack) - arity:]
+        stack.append((op, f if op == VAR else 0, v if op == CONST else 0.0, args))
+    return stack[-1]
+
+
+def _flatten(node, out):
+    op, f, v, args = node
+    for a in args:
+        _flatten(a, out)
+    out.append((op, f, v))
+    return out
+
+
+def _const(v):
+    return (CONST, 0, float(v), ())
+
+
+def _cost(node, weights) -> int:
+    """Tokens that multiplying ``node`` by a factor adds (0 where a constant takes it)."""
+    op, _, _, args = node
+    if op == CONST:
+        return 0
+    if op in (ADD, SUB):
+        return _cost(args[0], weights) + _cost(args[1], weights)
+    if op == NEG:
+        return _cost(args[0], weights)
+    if op == MUL:
+        return min(_cost(args[0], weights), _cost(args[1], weights))
+    if op == DIV:
+        return min(_cost(args[0], weights), _cost(args[1], weights))
+    if op in (SQUARE, CUBE, SQRT):
+        return _cost(args[0], weights)
+    return int(weights[MUL] + weights[CONST])
+
+
+def _scaled(node, s, weights):
+    """A tree for ``s * node``, the factor pushed into constants where one can take it."""
+    if s == 1.0:
+        return node
+    op, f, v, args = node
+    if op == CONST:
+        return _const(v * s)
+    if op in (ADD, SUB):
+        return (op, f, v, (_scaled(args[0], s, weights), _scaled(args[1], s, weights)))
+    if op == NEG:
+        return (op, f, v, (_scaled(args[0], s, weights),))
+    if op == MUL:
+        k = int(_cost(args[1], weights) < _cost(args[0], weights))
+        new = list(args)
+        new[k] = _scaled(args[k], s, weights)
+        return (op, f, v, tuple(new))
+    if op == DIV:
+        if _cost(args[1], weights) < _cost(args[0], weights):
+            return (op, f, v, (args[0], _scaled(args[1], 1.0 / s, weights)))
+        return (op, f, v, (_scaled(args[0], s, weights), args[1]))
+    if op in (SQUARE, CUBE, SQRT) and s > 0:  # s * a^2 = (sqrt(s) a)^2, s * sqrt(a) = sqrt(s^2 a)
+        inner = {SQUARE: np.sqrt(s), CUBE: np.cbrt(s), SQRT: s * s}[op]
+        if _cost(args[0], weights) == 0 and np.isfinite(inner) and inner > 0:
+            return (op, f, v, (_scaled(args[0], inner, weights),))
+    return (MUL, 0, 0.0, (node, _const(s)))
+
+
+def _lifted(node, x_factor, x_shift, weights):
+    """``(s, tree)`` with ``s * tree`` equal to ``node`` once each feature ``x_j`` stands for
+    ``x_factor[j] * x_j``; ``s`` is a factor pulled out of the subtree (1 where none can be)."""
+    op, f, v, args = node
+    if op == CONST:
+        return 1.0, node
+    if op == VAR:
+        if x_shift is not None and x_shift[f] != 0:  # the search's feature is (x - m) / s
+            return float(x_factor[f]), (SUB, 0, 0.0, (node, _const(x_shift[f])))
+        return float(x_factor[f]), node
+    if op in (ADD, SUB):
+        (sa, a), (sb, b) = _lifted(args[0], x_factor, x_shift, weights), _lifted(args[1], x_factor, x_shift, weights)
+        if sa == sb:
+            return sa, (op, f, v, (a, b))
+        # factor out the side whose ratio the other side absorbs more cheaply
+        if _cost(b, weights) <= _cost(a, weights):
+            return sa, (op, f, v, (a, _scaled(b, sb / sa, weights)))
+        return sb, (op, f, v, (_scaled(a, sa / sb, weights), b))
+    if op == MUL:
+        (sa, a), (sb, b) = _lifted(args[0], x_factor, x_shift, weights), _lifted(args[1], x_factor, x_shift, weights)
+        return sa * sb, (op, f, v, (a, b))
+    if op == DIV:
+        (sa, a), (sb, b) = _lifted(args[0], x_factor, x_shift, weights), _lifted(args[1], x_factor, x_shift, weights)
+        return sa / sb, (op, f, v, (a, b))
+    if op == NEG:
+        sa, a = _lifted(args[0], x_factor, x_shift, weights)
+        return sa, (op, f, v, (a,))
+    if op == POW:  # both sides carry their factor into the tree
+        (sa, a), (sb, b) = _lifted(args[0], x_factor, x_shift, weights), _lifted(args[1], x_factor, x_shift, weights)
+        return 1.0, (op, f, v, (_scaled(a, sa, weights), _scaled(b, sb, weights)))
+    sa, a = _lifted(args[0], x_factor, x_shift, weights)
+    if op == SQUARE:
+        return sa * sa, (op, f, v, (a,))
+    if op == CUBE:
+        return sa * sa * sa, (op, f, v, (a,))
+    if op == SQRT and sa > 0:
+        return float(np.sqrt(sa)), (op, f, v, (a,))
+    if op == ABS:
+        return abs(sa), (op, f, v, (a,))
+    return 1.0, (op, f, v, (_scaled(a, sa, weights),))  # exp log sin cos (and sqrt of a negative factor)
+
+
+def to_user_units(ops, feats, vals, units: Units, weights):
+    """``(ops, feats, vals)`` of the expression found on the search's data, written for the
+    user's: the same value as ``y_scale * f((X - x_shift) / x_scale)`` (up to rounding), the
+    constants rescaled and the shifts subtracted from the features, then simplified."""
+    if units.is_identity:
+        return ops, feats, vals
+    s, tree = _lifted(_nest(ops, feats, vals), 1.0 / units.x_scale, units.x_shift, weights)
+    flat = _flatten(_scaled(tree, s * units.y_scale, weights), [])
+    ops, feats, vals = (np.array([n[0] for n in flat], dtype=np.int64), np.array([n[1] for n in flat], dtype=np.int64),
+                        np.array([n[2] for n in flat], dtype=np.float64))
+    out = tuple(np.empty(len(ops) + 2, dtype=a.dtype) for a in (ops, feats, vals))
+    m = simplify_tree(ops, feats, vals, len(ops), *out)  # (x - m1) + c folds the shift into c
+    return tuple(a[:m].copy() for a in out)

@@ -1,0 +1,97 @@
+"""The search's units (parsimony.symbolic._units): formulas written back exactly, the same model at any scale."""
+
+import numpy as np
+import pytest
+
+from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic._expressions import CONST, complexity_weights, from_tokens
+from parsimony.symbolic._units import Units, power_of_ten, to_user_units
+
+from .test_intervals import random_cases, values
+
+WEIGHTS = complexity_weights(None)
+
+
+def test_power_of_ten_rounds_the_magnitude():
+    assert power_of_ten(3.0) == 1.0 and power_of_ten(4.0) == 10.0 and power_of_ten(2e-7) == 1e-7
+    assert power_of_ten(0.0) == 1.0 and power_of_ten(np.inf) == 1.0
+
+
+def test_units_scale_with_the_data_and_leave_unit_data_alone():
+    rng = np.random.default_rng(0)
+    X, y, w = rng.uniform(1, 5, (200, 3)), rng.uniform(0, 2, 200), np.ones(200)
+    base = Units.of(X, y, w)
+    assert base.is_identity  # magnitudes near 1: searched as given
+    for k in (-12, -3, 5, 150):
+        units = Units.of(X * 10.0**k, y * 10.0**k, w)
+        assert np.allclose(units.x_scale, 10.0**k, rtol=1e-12) and units.y_scale == pytest.approx(10.0**k, rel=1e-12)
+        # the same search data as k = 0's, but for a value within 2 ulps of a rounding boundary
+        assert np.mean(units.features(X * 10.0**k) == base.features(X)) > 0.99
+        assert np.mean(units.target(y * 10.0**k) == base.target(y)) > 0.99
+        assert np.allclose(units.features(X * 10.0**k), X, rtol=1e-10)
+
+
+def test_formulas_are_written_back_exactly_in_the_users_units():
+    rng = np.random.default_rng(1)
+    checked = 0
+    for i, (d, ops, feats, vals) in enumerate(random_cases(rng, 300, 3, 13)):
+        scale = 10.0 ** rng.integers(-8, 9, d).astype(float)
+        units = Units(scale, 10.0 ** float(rng.integers(-8, 9)), -scale * rng.uniform(0, 3, d) if i % 2 else None)
+        X = rng.uniform(0.5, 2.0, (64, d))  # the search's features
+        inner = values(ops, feats, vals, X)
+        ok = np.isfinite(inner) & (np.abs(inner) < 1e100)
+        if ok.sum() < 10:
+            continue
+        new = to_user_units(ops, feats, vals, units, WEIGHTS)
+        outer = values(*new, X * units.x_scale + (0.0 if units.x_shift is None else units.x_shift))
+        assert np.allclose(outer[ok] / units.y_scale, inner[ok], rtol=1e-9, atol=1e-12 * np.abs(inner[ok]).max()), \
+            (ops, feats, vals, units)
+        checked += 1
+    assert checked > 150
+
+
+@pytest.mark.parametrize("tokens, extra", [
+    (["x0", 2.0, "mul", 1.0, "add"], 0),                       # 2 x0 + 1: the constants take the factors
+    (["x0", "x1", "mul", 1.0, "x2", "add", "div"], 2),         # x0 x1 / (1 + x2): one factor left over
+    ([2.0, "x0", "mul", 0.5, "add", "sin", 3.0, "mul"], 0),    # 3 sin(2 x0 + 0.5)
+    (["x0", 0.3, "sub", "square", 4.0, "mul"], 0),             # 4 (x0 - 0.3)^2
+])
+def test_constants_take_the_factors_where_they_can(tokens, extra):
+    ops, feats, vals = from_tokens(tokens)
+    units = Units(np.array([1e3, 1e-2, 10.0]), 1e-4)
+    new_ops, _, new_vals = to_user_units(ops, feats, vals, units, WEIGHTS)
+    assert WEIGHTS[new_ops].sum() == WEIGHTS[ops].sum() + extra
+    assert np.sum(new_ops == CONST) == np.sum(ops == CONST) + extra // 2
+
+
+def test_identity_units_leave_the_formula_as_it_is():
+    ops, feats, vals = from_tokens(["x0", 2.0, "mul", "sin"])
+    out = to_user_units(ops, feats, vals, Units.identity(1), WEIGHTS)
+    assert all(a is b for a, b in zip(out, (ops, feats, vals)))
+
+
+def law_data(seed=0, rows=200):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(1, 5, (rows, 3))
+    f = X[:, 0] * X[:, 1] / (1 + X[:, 2])
+    return X, f + rng.normal(0, 0.02 * np.sqrt(np.mean(f * f)), rows)
+
+
+@pytest.mark.parametrize("which", ["y", "X", "both"])
+def test_the_same_model_at_any_scale(which):
+    """Data times 10^k is the same search (up to the rounding of a division), so the model is the
+    k = 0 model in the new units: its predictions are k = 0's scaled. Asserted as a
+    rate over scales, with a margin for a search that a rounding difference sends elsewhere."""
+    X, y = law_data()
+    kwargs = dict(niterations=4, populations=3, random_state=0, progress=False)
+    base = SymbolicQuantileRegressor(**kwargs).fit(X, y)
+    ks = (-12, -7, 6, 11, 150) if which == "both" else (-12, -7, -3, 4, 9, 12)
+    same = 0
+    for k in ks:
+        s = 10.0**k
+        Xk, yk = (X * s if which != "y" else X), (y * s if which != "X" else y)
+        with np.errstate(over="raise"):  # 1e150 squared overflows: the search must not
+            model = SymbolicQuantileRegressor(**kwargs).fit(Xk, yk)
+        pred = model.predict(Xk) / (s if which != "X" else 1.0)
+        same += bool(np.allclose(pred, base.predict(X), rtol=1e-6))
+    assert same >= len(ks) - 1
