@@ -3,10 +3,12 @@ in the user's units by rescaling their constants.
 
 SQR's search has absolute scales in it (inner constants drawn near 1, step sizes, tolerances),
 so ``y * 1e-6`` or ``X * 1e8`` is not the same problem as ``y`` or ``X``. :class:`Units` divides
-each feature by ``10 ** round(log10(RMS))`` and the target by ``10 ** round(log10(std))``: a
-feature or a target scaled by ``10 ** k`` gives the same search data (up to the rounding of one
-division), and data whose magnitudes are near 1 (the Feynman laws' ranges, features in [0, 1])
-is not rescaled, so a law simple in the user's units stays simple in the search's. A feature
+each feature by the power of ten that puts its RMS in [0.447, 4.47) (:data:`FEATURE_OFFSET`):
+a feature scaled by ``10 ** k`` gives the same search data (up to the rounding of one division),
+and features in [0, 1] or [1, 5] are not rescaled, so a law simple in the user's units stays
+simple in the search's. The target is rescaled when its standard deviation is below 1 or from
+1e4 (:data:`TARGET_BAND`), to one in [1, 10): ``y * 10 ** k`` is the search of ``y`` for every
+``k`` that takes it out of the band. A feature
 that takes negative values is first shifted to start near 0 (:func:`round_down`; its RMS taken
 after): standardised
 features (PMLB's ``fri_c*`` sets) are then searched as the nonnegative features the additive
@@ -49,11 +51,31 @@ def round_down(low: float, width: float) -> float:
     return float(np.floor(low / step) * step)
 
 
-def power_of_ten(magnitude: float) -> float:
-    """``10 ** round(log10(magnitude))``, 1 for a magnitude that is 0 or not finite."""
+#: A feature's scale is the power of ten that puts its RMS in [0.447, 4.47) (``log10`` offset
+#: 0.35): features in [0, 1] (RMS 0.58) and in [1, 5] (RMS 3.2, 96% of the Feynman problems'
+#: variables) are searched as given, and a feature divided by ten multiplies the constants that
+#: act on it by ten, which keeps a law's integers integers.
+FEATURE_OFFSET = 0.35
+#: The target is rescaled only outside [1, 1e4) of standard deviation, to a standard deviation in
+#: [1, 10): a small target multiplied by a power of ten keeps its law's integers integers (the
+#: search makes constants integers in its own units), a large one (up to 1e4, the Feynman laws'
+#: largest) is searched as given.
+TARGET_BAND = (0, 4)
+
+
+def power_of_ten(magnitude: float, offset: float = 0.5) -> float:
+    """``10 ** floor(log10(magnitude) + offset)`` (``offset`` 0.5 rounds), 1 for a magnitude
+    that is 0 or not finite."""
     if not (np.isfinite(magnitude) and magnitude > 0):
         return 1.0
-    return float(10.0 ** int(np.round(np.log10(magnitude))))
+    return float(10.0 ** int(np.floor(np.log10(magnitude) + offset)))
+
+
+def target_scale(std: float) -> float:
+    """The target's scale: 1 for a standard deviation in [1, 1e4) (:data:`TARGET_BAND`), else
+    the power of ten that puts it in [1, 10)."""
+    scale = power_of_ten(std, 0.0)
+    return 1.0 if 10.0 ** TARGET_BAND[0] <= scale < 10.0 ** TARGET_BAND[1] else scale
 
 
 @dataclass(frozen=True)
@@ -80,7 +102,7 @@ class Units:
             y_top = float(np.max(np.abs(y))) or 1.0
             yc = y / y_top
             std = y_top * float(np.sqrt(w @ (yc - w @ yc) ** 2))
-        return cls(np.array([power_of_ten(m) for m in rms]), power_of_ten(std if std > 0 else y_top),
+        return cls(np.array([power_of_ten(m, FEATURE_OFFSET) for m in rms]), target_scale(std if std > 0 else y_top),
                    shift if np.any(shift != 0) else None)
 
     @classmethod

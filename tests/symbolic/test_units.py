@@ -5,7 +5,7 @@ import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._expressions import CONST, complexity_weights, from_tokens
-from parsimony.symbolic._units import Units, power_of_ten, to_user_units
+from parsimony.symbolic._units import FEATURE_OFFSET, Units, power_of_ten, target_scale, to_user_units
 
 from .test_intervals import random_cases, values
 
@@ -15,14 +15,17 @@ WEIGHTS = complexity_weights(None)
 def test_power_of_ten_rounds_the_magnitude():
     assert power_of_ten(3.0) == 1.0 and power_of_ten(4.0) == 10.0 and power_of_ten(2e-7) == 1e-7
     assert power_of_ten(0.0) == 1.0 and power_of_ten(np.inf) == 1.0
+    assert power_of_ten(4.4, FEATURE_OFFSET) == 1.0 and power_of_ten(0.45, FEATURE_OFFSET) == 1.0
+    assert target_scale(0.5) == 0.1 and target_scale(2.0) == 1.0 and target_scale(9999.0) == 1.0
+    assert target_scale(2e4) == 1e4 and target_scale(3e-7) == 1e-7
 
 
 def test_units_scale_with_the_data_and_leave_unit_data_alone():
     rng = np.random.default_rng(0)
-    X, y, w = rng.uniform(1, 5, (200, 3)), rng.uniform(0, 2, 200), np.ones(200)
+    X, y, w = rng.uniform(1, 5, (200, 3)), rng.uniform(0, 8, 200), np.ones(200)
     base = Units.of(X, y, w)
-    assert base.is_identity  # magnitudes near 1: searched as given
-    for k in (-12, -3, 5, 150):
+    assert base.is_identity and Units.of(X / 5, y, w).is_identity  # [1, 5], [0, 1]: searched as given
+    for k in (-12, -3, 5, 150):  # (y * 10^k for k in 1..3 is searched as given)
         units = Units.of(X * 10.0**k, y * 10.0**k, w)
         assert np.allclose(units.x_scale, 10.0**k, rtol=1e-12) and units.y_scale == pytest.approx(10.0**k, rel=1e-12)
         # the same search data as k = 0's, but for a value within 2 ulps of a rounding boundary
@@ -40,6 +43,8 @@ def test_formulas_are_written_back_exactly_in_the_users_units():
         X = rng.uniform(0.5, 2.0, (64, d))  # the search's features
         inner = values(ops, feats, vals, X)
         ok = np.isfinite(inner) & (np.abs(inner) < 1e100)
+        # rows where the expression is well conditioned (not sin(8.7e27 * x): its rounding is its value)
+        ok &= np.isclose(values(ops, feats, vals, X * (1 + 1e-13)), inner, rtol=1e-8, atol=0)
         if ok.sum() < 10:
             continue
         new = to_user_units(ops, feats, vals, units, WEIGHTS)
@@ -85,7 +90,7 @@ def test_the_same_model_at_any_scale(which):
     X, y = law_data()
     kwargs = dict(niterations=4, populations=3, random_state=0, progress=False)
     base = SymbolicQuantileRegressor(**kwargs).fit(X, y)
-    ks = (-12, -7, 6, 11, 150) if which == "both" else (-12, -7, -3, 4, 9, 12)
+    ks = (-12, -7, 6, 11, 150) if which == "both" else (-12, -7, -3, 4, 9, 12)  # (1..3: y as given)
     same = 0
     for k in ks:
         s = 10.0**k
