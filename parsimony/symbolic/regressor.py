@@ -147,7 +147,7 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
             continue
         low, high = tight_enclosure(ops, feats, vals, n, box.lo, box.hi, REPORT_BUDGET) if ok else (np.nan, np.nan)
         value = tree_loss(ops, feats, vals, n, data, make_workspace(n, len(y)))
-        cplx = int(weights[ops].sum())
+        cplx = int(row["complexity"]) if units.is_identity else int(weights[ops].sum())  # (the engine's own count)
         if np.isfinite(value) and (cplx not in rows or value < rows[cplx]["loss"]):
             rows[cplx] = {"complexity": cplx, "loss": float(value), "ops": ops, "feats": feats, "vals": vals,
                           "enclosure": (float(low), float(high)),  # (the exhaustive proof holds in the search's units)
@@ -286,14 +286,15 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         reported (e.g. a physical domain); None is the training data's box (each feature's
         minimum and maximum).
     rescale : bool or "scale", default=True
-        Search in units where each feature and the target are divided by powers of ten (the
-        feature's root mean square, the target's standard deviation, rounded to a power of
-        ten), a feature that takes negative values first shifted to start near 0, so data in any
+        Search in units where the features and the target are divided by powers of ten (the
+        features' median root mean square, the target's standard deviation, rounded to a power
+        of ten), a feature that takes negative values first shifted to start near 0, so data in any
         units (and standardised features) is the same search; the formulas are written back in
         the user's units, constants rescaled and shifts subtracted from the features. Data whose
         magnitudes are near 1 and features that are never negative are searched as given.
         "scale" does not shift: a law simple in signed features (``cos(x1)`` on [-3, 3]) keeps
-        its round constants, which the shift turns into fitted ones (``cos(x1' - 3)``).
+        its round constants, which the shift turns into fitted ones (``cos(x1' - 3)``). The
+        Julia engine never shifts (the shift serves the native additive stage).
 
     Attributes
     ----------
@@ -383,7 +384,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         plan = fit_plan(params, self._engine(), seed_from(self.random_state), self.random_state is not None)
         X, y, w = _subsample(X, y, w, plan)
         rescale = params["rescale"]
-        units = Units.of(X, y, w, shift=rescale is True) if rescale else Units.identity(X.shape[1])
+        # (the shift serves the native additive stage's products; PySR searches the features as scaled)
+        shift = rescale is True and plan.engine == "native"
+        units = Units.of(X, y, w, shift=shift) if rescale else Units.identity(X.shape[1])
         lo, hi = (X.min(axis=0), X.max(axis=0)) if params["domain"] is None else domain_bounds(params["domain"],
                                                                                              X.shape[1])
         Xs, ys = units.features(X), units.target(y)

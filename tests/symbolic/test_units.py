@@ -25,6 +25,8 @@ def test_units_scale_with_the_data_and_leave_unit_data_alone():
     X, y, w = rng.uniform(1, 5, (200, 3)), rng.uniform(0, 8, 200), np.ones(200)
     base = Units.of(X, y, w)
     assert base.is_identity and Units.of(X / 5, y, w).is_identity  # [1, 5], [0, 1]: searched as given
+    mixed = Units.of(X * [1.0, 100.0, 1.0], y, w)  # one scale for all features: x1 - x0 stays a difference
+    assert np.all(mixed.x_scale == 1.0)
     for k in (-12, -3, 5, 150):  # (y * 10^k for k in 1..3 is searched as given)
         units = Units.of(X * 10.0**k, y * 10.0**k, w)
         assert np.allclose(units.x_scale, 10.0**k, rtol=1e-12) and units.y_scale == pytest.approx(10.0**k, rel=1e-12)
