@@ -8,6 +8,7 @@ per test: statistic, p-value, the (corrected) alpha and whether the result is si
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pandas as pd
@@ -163,3 +164,15 @@ def nemenyi_critical_difference(n_groups: int, n_blocks: int, alpha=0.05) -> flo
     n = check_int(n_blocks, "n_blocks", minimum=1)
     q = _st.studentized_range.ppf(1.0 - _alpha(alpha), k, np.inf) / np.sqrt(2.0)
     return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
+
+
+def verdict(row) -> str:
+    """A test row's verdict: "Yes", "No", "not run", or that it cannot be significant with its datasets."""
+    if not np.isfinite(row["p_value"]):
+        return "not run (too few methods or datasets)"
+    if row["significant"]:
+        return "Yes"
+    if np.isfinite(row.get("smallest_p", math.nan)) and row["smallest_p"] >= row["alpha"]:
+        return (f"cannot be with {int(row['n_datasets'])} datasets (smallest possible p {row['smallest_p']:.2g} "
+                f">= alpha {row['alpha']:.2g})")
+    return "No"

@@ -197,12 +197,13 @@ def _print_comparison(comparison) -> None:
 
 def _bench_report(args) -> int:
     from .reporting import report
+    from .srbench_report import is_srbench_store, srbench_report
 
-    from .srbench_report import is_srbench_store
-
-    tested = args.tested if args.tested in ("transparent", "all") else _parse_list(args.tested)
-    compare = args.compare or ("srbench" if is_srbench_store(args.store) else None)  # its own tables
-    rep = report(args.store, out=args.out, tested=tested, plots=not args.no_plots, compare=compare)
+    if args.compare == "srbench" or (args.compare is None and is_srbench_store(args.store)):  # its own tables
+        rep = srbench_report(args.store, out=args.out, plots=not args.no_plots)
+    else:
+        tested = args.tested if args.tested in ("transparent", "all") else _parse_list(args.tested)
+        rep = report(args.store, out=args.out, tested=tested, plots=not args.no_plots, compare=args.compare)
     if args.out is None:
         print(rep.to_markdown())
     else:

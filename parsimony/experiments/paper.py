@@ -292,7 +292,7 @@ def tests_beside_paper(friedman: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.Dat
 
 
 def _test_record(test, metric, row, models, ref) -> dict:
-    from .reporting import verdict
+    from ..stats import verdict
 
     paper_sig = bool(ref["significant"].iloc[0]) if len(ref) else None
     p = row["p_value"]
@@ -347,38 +347,10 @@ def conclusions_beside_paper(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> pd.
     return pd.DataFrame(records, columns=columns)
 
 
-def protocol_differences(results: pd.DataFrame) -> str:
-    """What of a run's protocol differs from the paper's (5 folds, the paper budget), in a sentence;
-    "" when nothing does. The budget is recognised from the rows' settings fingerprints."""
-    from .runner import method_settings
-    from .suites import BUDGETS, resolve_method
-
-    ran = results.dropna(subset=["folds", "settings"])
-    notes = []
-    folds = sorted(set(ran["folds"].astype(int)))
-    if folds and folds != [5]:
-        notes.append(f"{', '.join(map(str, folds))} folds (the paper: 5)")
-    budgets = set()
-    for method, settings in ran[["method", "settings"]].drop_duplicates().itertuples(index=False):
-        try:
-            spec = resolve_method(method)
-        except ValueError:  # a method of another version or a custom one: its budget is unknown
-            continue
-        budgets.add(next((name for name, b in BUDGETS.items() if method_settings(spec, b) == settings), "custom"))
-    others = sorted(budgets - {"paper"})
-    if others:
-        names = " and ".join("a custom" if b == "custom" else f"the {b!r}" for b in others)
-        notes.append(f"{names} budget (the paper's: 'paper')")
-    if not notes:
-        return ""
-    return ("This run's protocol differs from the paper's: " + "; ".join(notes)
-            + ". Its figures are not expected to match the paper's.")
-
-
-def compare_with_paper(means, summary, friedman, wilcoxon, metrics, results=None) -> PaperComparison:
+def compare_with_paper(means, summary, friedman, wilcoxon, metrics, protocol: str = "") -> PaperComparison:
     """Compare a benchmark's per-dataset means, Table 2 (whose ``metrics`` are the report's
-    ``column -> (label, abbreviation, decimals)``) and tests with the paper's; ``results`` (the
-    stored rows) let the note say first where the run's folds or budget differ from the paper's."""
+    ``column -> (label, abbreviation, decimals)``) and tests with the paper's; ``protocol`` (a sentence
+    from :func:`parsimony.experiments.reporting.protocol_differences`) comes first in the note."""
     rows = compare_rows(means)
     all_rows = paper_table11()
     n_paper = len(all_rows[["quantile", "dataset"]].drop_duplicates())
@@ -393,7 +365,6 @@ def compare_with_paper(means, summary, friedman, wilcoxon, metrics, results=None
               f"paper prints two decimals), within the band when <= {BAND}. Methods: "
             + ", ".join(f"{m} -> paper {PAPER_METHODS[m]}" for m in sorted(set(rows["method"])))
             + (f"; not in the paper: {', '.join(unmapped)}" if unmapped else "") + ".")
-    protocol = protocol_differences(results) if results is not None else ""
     return PaperComparison(rows=rows, counts=reproduction_counts(rows), table2=side_by_side_table2(summary, rows, metrics),
                            table11=side_by_side_table11(rows), tests=tests_beside_paper(friedman, wilcoxon),
                            conclusions=conclusions_beside_paper(means, wilcoxon),

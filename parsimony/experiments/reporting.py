@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
+from ..stats import verdict
 from .._validation import check_quantile
 from .store import load_results
 
@@ -250,16 +251,32 @@ def smallest_p(test: str, n_datasets: int, n_methods: int = 2) -> float:
     return float(chi2.sf(n * (n_methods - 1), n_methods - 1))
 
 
-def verdict(row) -> str:
-    """A test row's verdict: "Yes", "No", "not run", or that it cannot be significant with its datasets."""
-    if not np.isfinite(row["p_value"]):
-        return "not run (too few methods or datasets)"
-    if row["significant"]:
-        return "Yes"
-    if np.isfinite(row.get("smallest_p", math.nan)) and row["smallest_p"] >= row["alpha"]:
-        return (f"cannot be with {int(row['n_datasets'])} datasets (smallest possible p {row['smallest_p']:.2g} "
-                f">= alpha {row['alpha']:.2g})")
-    return "No"
+def protocol_differences(results: pd.DataFrame) -> str:
+    """What of a run's protocol differs from the paper's (5 folds, the paper budget), in a sentence;
+    "" when nothing does. The budget is recognised from the rows' settings fingerprints."""
+    from .runner import method_settings
+    from .suites import BUDGETS, resolve_method
+
+    ran = results.dropna(subset=["folds", "settings"])
+    notes = []
+    folds = sorted(set(ran["folds"].astype(int)))
+    if folds and folds != [5]:
+        notes.append(f"{', '.join(map(str, folds))} folds (the paper: 5)")
+    budgets = set()
+    for method, settings in ran[["method", "settings"]].drop_duplicates().itertuples(index=False):
+        try:
+            spec = resolve_method(method)
+        except ValueError:  # a method of another version or a custom one: its budget is unknown
+            continue
+        budgets.add(next((name for name, b in BUDGETS.items() if method_settings(spec, b) == settings), "custom"))
+    others = sorted(budgets - {"paper"})
+    if others:
+        names = " and ".join("a custom" if b == "custom" else f"the {b!r}" for b in others)
+        notes.append(f"{names} budget (the paper's: 'paper')")
+    if not notes:
+        return ""
+    return ("This run's protocol differs from the paper's: " + "; ".join(notes)
+            + ". Its figures are not expected to match the paper's.")
 
 
 def significant_best(means: pd.DataFrame, wilcoxon: pd.DataFrame) -> set:
@@ -511,7 +528,7 @@ class BenchmarkReport:
 
 
 #: Published results a report can be compared with (``compare=``).
-COMPARISONS = ("sqr-paper", "srbench")
+COMPARISONS = ("sqr-paper",)
 
 
 def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compare=None) -> BenchmarkReport:
@@ -528,20 +545,16 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compar
         Family-wise level before the Bonferroni corrections.
     plots : bool, default=True
         Write the PNG plots too (only with ``out``).
-    compare : {"sqr-paper", "srbench"}, optional
+    compare : {"sqr-paper"}, optional
         Put the SQR paper's published figures beside ours (:mod:`parsimony.experiments.paper`): Table 2
         with the paper's lines, Table 11 ours/paper/difference, reproduction counts, a scatter plot
         and Section 4's tests on ours beside the paper's (on SQR, QDT and one LQR: LQR-NC, else LQR-U,
-        else LQR). "srbench" returns the report of SRBench's tracks instead
-        (:func:`~parsimony.experiments.srbench_report.srbench_report`).
+        else LQR). A store of SRBench's tracks has its own report,
+        :func:`~parsimony.experiments.srbench_report.srbench_report` (``bench report`` picks it).
     """
     alpha = check_quantile(alpha, "alpha")
     if compare is not None and compare not in COMPARISONS:
         raise ValueError(f"compare must be one of {COMPARISONS} or None, got {compare!r}")
-    if compare == "srbench":  # SRBench's tracks have their own tables (parsimony.experiments.srbench_report)
-        from .srbench_report import srbench_report
-
-        return srbench_report(store, out=out, plots=plots)
     results = load_results(store)
     means = dataset_means(results)
     friedman, wilcoxon = statistical_tests(means, tested=tested, alpha=alpha)
@@ -560,7 +573,8 @@ def report(store, out=None, tested="transparent", alpha=0.05, plots=True, compar
         paper_tested = sorted([m for m in ("SQR", "QDT") if m in present] + lqr)
         f_paper, w_paper = statistical_tests(means, tested=paper_tested, alpha=alpha) if paper_tested else (
             friedman.iloc[0:0], wilcoxon.iloc[0:0])
-        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper, METRICS, results=results)
+        rep.comparison = compare_with_paper(means, rep.summary, f_paper, w_paper, METRICS,
+                                            protocol=protocol_differences(results) if results is not None else "")
     if out is not None:
         rep.write(out, plots=plots)
     return rep

@@ -10,7 +10,7 @@ import pytest
 
 from parsimony import datasets
 from parsimony.cli import main
-from parsimony.experiments import paper
+from parsimony.experiments import paper, reporting
 from parsimony.experiments.reporting import report
 from types import SimpleNamespace
 from parsimony.experiments.store import ResultStore
@@ -280,9 +280,9 @@ def test_a_run_of_the_papers_protocol_says_nothing_of_it(paper_store):
     rows = rows[rows["method"] != "OSRT"].copy()
     rows["folds"] = 5
     rows["settings"] = [method_settings(resolve_method(m), BUDGETS["paper"]) for m in rows["method"]]
-    assert paper.protocol_differences(rows) == ""
+    assert reporting.protocol_differences(rows) == ""
     rows.loc[rows["method"] == "QDT", "settings"] = method_settings(resolve_method("QDT"), BUDGETS["tiny"])
-    assert paper.protocol_differences(rows) == ("This run's protocol differs from the paper's: the 'tiny' budget (the "
+    assert reporting.protocol_differences(rows) == ("This run's protocol differs from the paper's: the 'tiny' budget (the "
                                                 "paper's: 'paper'). Its figures are not expected to match the paper's.")
 
 
