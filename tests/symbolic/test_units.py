@@ -51,8 +51,8 @@ def test_formulas_are_written_back_exactly_in_the_users_units():
             continue
         new = to_user_units(ops, feats, vals, units, WEIGHTS)
         outer = values(*new, X * units.x_scale + (0.0 if units.x_shift is None else units.x_shift))
-        assert np.allclose(outer[ok] / units.y_scale, inner[ok], rtol=1e-9, atol=1e-12 * np.abs(inner[ok]).max()), \
-            (ops, feats, vals, units)
+        close = np.allclose(outer[ok] / units.y_scale, inner[ok], rtol=1e-9, atol=1e-12 * np.abs(inner[ok]).max())
+        assert close, (ops, feats, vals, units)
         checked += 1
     assert checked > 150
 
