@@ -82,8 +82,11 @@ def to_string(ops, feats, vals, length, feature_names, precision: int = 5) -> st
             text, prec = stack.pop()
             if op in _FUNC:
                 stack.append((f"{_FUNC[op]}({text})", _ATOM))
+            elif op == NEG and _is_negative_number(text):
+                stack.append((text[1:], _ATOM))  # -(-0.035) prints as 0.035
             elif op == NEG:
-                stack.append((f"-{_wrap(text, prec, 3)}", 3))
+                # a negated operand that prints with a leading minus keeps its parentheses: -(-x)
+                stack.append((f"-{_wrap(text, prec, _ATOM if text.startswith('-') else 3)}", 3))
             else:  # square, cube
                 power = 2 if op == SQUARE else 3
                 stack.append((f"{_wrap(text, prec, _ATOM)}^{power}", 4))
@@ -102,6 +105,13 @@ def to_string(ops, feats, vals, length, feature_names, precision: int = 5) -> st
             right = _wrap(rt, rp, prec + 1 if op in (SUB, DIV) else prec)
             stack.append((f"{left} {symbol} {right}", prec))
     return stack[-1][0]
+
+
+def _is_negative_number(text: str) -> bool:
+    try:
+        return text.startswith("-") and float(text) <= 0
+    except ValueError:
+        return False
 
 
 def _wrap(text: str, prec: int, needed: int) -> str:

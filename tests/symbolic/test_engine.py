@@ -325,6 +325,23 @@ def test_equation_strings_quote_feature_names_that_are_not_identifiers():
     assert text == "`dose mg` * age - `x-1`"
 
 
+@pytest.mark.parametrize("tokens, expected", [
+    (["x0", -0.035, "neg", "add"], "x0 + 0.035"),          # printed "x0 - -0.035" before
+    (["x0", "x1", "neg", "neg", "sub"], "x0 + (-x1)"),
+    (["x0", "neg", "neg"], "-(-x0)"),
+    (["x0", -2.0, "x1", "mul", "neg", "sub"], "x0 + (-2 * x1)"),
+])
+def test_negations_print_without_a_double_minus(tokens, expected):
+    import sympy
+
+    ops, feats, vals = E.from_tokens(tokens)
+    text = E.to_string(ops, feats, vals, len(ops), ["x0", "x1"])
+    assert text == expected and "--" not in text.replace(" ", "")
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    read_back = sympy.lambdify(sympy.symbols("x0 x1"), sympy.sympify(text))(*X.T)
+    np.testing.assert_allclose(read_back, reference_eval(ops, feats, vals, X))
+
+
 def test_equation_strings_read_back_as_the_expression():
     import sympy
 
