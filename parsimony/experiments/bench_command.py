@@ -81,6 +81,7 @@ def _announce(suite, methods, quantiles, folds, seeds, budget, args) -> None:
     from types import SimpleNamespace
 
     from .paper import paper_datasets
+    from .reporting import duration
     from .store import load_results, quantile_key
     from .suites import estimate_seconds, load_benchmark_dataset, resolve_method
 
@@ -118,15 +119,6 @@ def _announce(suite, methods, quantiles, folds, seeds, budget, args) -> None:
          + (f"; no estimate for {', '.join(unknown)}" if unknown else ""))
 
 
-def duration(seconds: float, prefix: str = "") -> str:
-    """``seconds`` in readable units: "0.4 CPU-s", "14 CPU-min", "2.3 CPU-hours" (with ``prefix="CPU-"``)."""
-    if seconds < 90:
-        return f"{seconds:.2g} {prefix}s" if seconds < 10 else f"{seconds:.0f} {prefix}s"
-    if seconds < 90 * 60:
-        return f"{seconds / 60:.0f} {prefix}min"
-    return f"{seconds / 3600:.2g} {prefix}hours" if seconds < 36_000 else f"{seconds / 3600:.0f} {prefix}hours"
-
-
 def _bench_run(args) -> int:
     if args.suite.startswith("srbench"):
         from .srbench_command import run_suite
@@ -152,7 +144,7 @@ def _bench_run(args) -> int:
             retry_failed=args.retry_failed, progress=not args.no_progress,
         )
     except KeyboardInterrupt:
-        print(f"\nparsimony bench: interrupted; {_stored_count(args.store)} (the running ones are lost); "
+        print(f"\nparsimony bench: interrupted; {_stored_count(args.store)} (tasks still running were not stored); "
               "rerun the same command to resume", file=sys.stderr)
         return 130
     from .reporting import failures_table, summary_notes, to_markdown

@@ -32,9 +32,19 @@ import numpy as np
 import pandas as pd
 
 from .. import stats
-from ..stats import verdict
 from .._validation import check_quantile
+from ..stats import verdict
 from .store import load_results
+
+
+def duration(seconds: float, prefix: str = "") -> str:
+    """``seconds`` in readable units: "0.4 CPU-s", "14 CPU-min", "2.3 CPU-hours" (with ``prefix="CPU-"``)."""
+    if seconds < 90:
+        return f"{seconds:.2g} {prefix}s" if seconds < 10 else f"{seconds:.0f} {prefix}s"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} {prefix}min"
+    return f"{seconds / 3600:.2g} {prefix}hours" if seconds < 36_000 else f"{seconds / 3600:.0f} {prefix}hours"
+
 
 #: Reported metrics: column, full name, abbreviation, decimals.
 METRICS = {

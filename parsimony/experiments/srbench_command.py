@@ -7,6 +7,7 @@ import os
 import sys
 
 from . import srbench
+from .reporting import duration
 
 
 def _levels(text: str):
@@ -175,10 +176,10 @@ def _announce(tasks, items, store, workers, budget) -> None:
                                                                     int(len(payload["table"][1]) * 0.75))
         sizes[key] = (rows, len(names))
     total, per_method = srbench.estimate_seconds(tasks, sizes, budget, measured=stored)
-    parts = ", ".join(f"{m} {v / 3600:.2g} h" for m, v in per_method.items())
+    parts = ", ".join(f"{m} {duration(v)}" for m, v in per_method.items())
     _say(f"{len(tasks)} tasks to run" + (f" ({n_all - len(tasks)} of {n_all} already in the store)"
                                          if n_all != len(tasks) else "")
-         + (f"; estimated {total / 3600:.2g} CPU-hours ({parts}), about {total / 3600 / max(workers, 1):.2g} h on "
+         + (f"; estimated {duration(total, 'CPU-')} ({parts}), about {duration(total / max(workers, 1))} on "
             f"{workers} worker(s) if the cores are free (a rough model: the progress bar refines it)" if tasks else ""))
 
 

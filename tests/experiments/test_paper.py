@@ -289,6 +289,6 @@ def test_a_run_of_the_papers_protocol_says_nothing_of_it(paper_store):
 @pytest.mark.parametrize("seconds, text", [(0.25, "0.25 CPU-s"), (42, "42 CPU-s"), (840, "14 CPU-min"),
                                            (8280, "2.3 CPU-hours"), (360_000, "100 CPU-hours")])
 def test_the_cpu_estimate_reads_in_units(seconds, text):
-    from parsimony.experiments.bench_command import duration
+    from parsimony.experiments.reporting import duration
 
     assert duration(seconds, "CPU-") == text

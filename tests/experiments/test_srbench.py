@@ -304,7 +304,7 @@ def test_groundtruth_suite_from_127_0_0_1_runs_resumes_and_reports(served, tmp_p
             "--n-jobs", "1", "--no-progress"]
     code, out, err = _run(argv, capsys)
     assert code == 0, err
-    assert "8 tasks to run" in err and "CPU-hours" in err
+    assert "8 tasks to run" in err and "estimated" in err and "CPU-" in err
     rows = pd.read_sql_query("SELECT * FROM results", __import__("sqlite3").connect(store))
     assert len(rows) == 8 and (rows["status"] == "ok").all()
     by = rows.set_index(["dataset", "seed"])
