@@ -226,7 +226,7 @@ def test_ctrl_c_says_what_was_stored_and_how_to_resume(tmp_path):
     last = err.strip().splitlines()[-1]
     stored = len(_rows(store))
     assert last == (f"parsimony bench: interrupted; {stored} finished tasks are stored in {store} "
-                    "(the running ones are lost); rerun the same command to resume")
+                    "(tasks still running were not stored); rerun the same command to resume")
     resumed = subprocess.run([*command, "--seeds", "0"], capture_output=True, timeout=300)
     assert resumed.returncode == 0, resumed.stderr.decode()
     keys = [r[:5] for r in _rows(store)]
