@@ -498,26 +498,249 @@ def _refine_shifts(xi, xj, p, gain, rc, w, base, s, c):
     return gain, evals
 
 
+# ------------------------------------------------------------------------------- the records
+class Data(NamedTuple):
+    """The rows the stage fits (features by rows), the loss (its code and level) and the grammar:
+    the unary operators ``unops``, ``allowed[op]`` for every operator the search may use, the
+    token ``weights`` and ``maxsize`` (:func:`stage_data` makes one)."""
+
+    Xt: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    loss_kind: int
+    tau: float
+    unops: np.ndarray
+    allowed: np.ndarray
+    weights: np.ndarray
+    maxsize: int
+
+
+class Bases(NamedTuple):
+    """The bases of terms, one row each: the postfix ``(ops, feats, vals)`` of each (``length``
+    nodes), its ``pair`` of features (twice for one feature), whether it is a shifted product
+    (a base of waves only) and its ``shift``, its ``values`` on the rows, their range ``[lo, hi]``
+    and whether the base is usable (``ok``: finite and not constant)."""
+
+    ops: np.ndarray
+    feats: np.ndarray
+    vals: np.ndarray
+    length: np.ndarray
+    pair: np.ndarray
+    shifted: np.ndarray
+    shift: np.ndarray
+    values: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    ok: np.ndarray
+
+
+class Terms(NamedTuple):
+    """Terms ``g(a*B + b)``, one row each: the index of the base ``B`` (in :class:`Bases`), the
+    operator ``g`` (``op``, :data:`LINEAR` for the base itself), the inner constants and the
+    term's values on the rows (``cols``). The candidates are one such record, the sum another."""
+
+    base: np.ndarray
+    op: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    cols: np.ndarray
+
+
+class Work(NamedTuple):
+    """Scratch rows of the stage's fits: ``r`` the residual being fitted, ``rp`` a partial residual,
+    ``col``, ``col0``, ``best`` and ``s``, ``c`` columns, ``grid`` the starting points of an inner
+    fit, ``p3`` a shifted product's ``(b, c, a)``."""
+
+    r: np.ndarray
+    rp: np.ndarray
+    col: np.ndarray
+    col0: np.ndarray
+    best: np.ndarray
+    s: np.ndarray
+    c: np.ndarray
+    grid: np.ndarray
+    p3: np.ndarray
+
+
+def stage_data(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize) -> Data:
+    """The :class:`Data` of rows ``(Xt, y, w)`` (features by rows), the loss and the grammar, with
+    the types the kernel is compiled for."""
+    allowed = np.zeros(32, dtype=np.bool_)
+    allowed[np.asarray(binops, dtype=np.int64)] = True
+    allowed[np.asarray(unops, dtype=np.int64)] = True
+    f64 = np.float64
+    return Data(np.ascontiguousarray(Xt, dtype=f64), np.ascontiguousarray(y, dtype=f64),
+                np.ascontiguousarray(w, dtype=f64), int(loss_kind), float(tau), np.asarray(unops, dtype=np.int64),
+                allowed, np.asarray(weights, dtype=np.int64), int(maxsize))
+
+
+@njit
+def _work(n):
+    """A :class:`Work` record for ``n`` rows."""
+    return Work(np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n),
+                np.empty(16), np.empty(3))
+
+
+@njit
+def _terms(size, n):
+    """A :class:`Terms` record with room for ``size`` terms on ``n`` rows."""
+    return Terms(np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size), np.empty(size),
+                 np.empty((size, n)))
+
+
+# ---------------------------------------------------------------------------- the bases
 @njit(error_model="numpy")
-def _set_shifted(k, i, j, bs, cs, Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi):
+def _set_shifted(B, k, i, j, bs, cs, Xt):
     """Write the base ``(x_i + bs)*(x_j + cs)`` (a shift only where nonzero) as base ``k``, its
     values and range; returns whether it is usable (finite, not constant)."""
     m = 0
     for f, sh in ((i, bs), (j, cs)):
-        b_ops[k, m], b_feats[k, m], b_vals[k, m] = VAR, f, 0.0
+        B.ops[k, m], B.feats[k, m], B.vals[k, m] = VAR, f, 0.0
         m += 1
         if sh != 0.0:
-            b_ops[k, m], b_feats[k, m], b_vals[k, m] = CONST, 0, sh
-            b_ops[k, m + 1], b_feats[k, m + 1], b_vals[k, m + 1] = ADD, 0, 0.0
+            B.ops[k, m], B.feats[k, m], B.vals[k, m] = CONST, 0, sh
+            B.ops[k, m + 1], B.feats[k, m + 1], B.vals[k, m + 1] = ADD, 0, 0.0
             m += 2
-    b_ops[k, m], b_feats[k, m], b_vals[k, m] = MUL, 0, 0.0
-    b_len[k] = m + 1
-    lo[k], hi[k] = np.inf, -np.inf
+    B.ops[k, m], B.feats[k, m], B.vals[k, m] = MUL, 0, 0.0
+    B.length[k] = m + 1
+    B.lo[k], B.hi[k] = np.inf, -np.inf
     for r in range(Xt.shape[1]):
-        bases[k, r] = (Xt[i, r] + bs) * (Xt[j, r] + cs)
-        lo[k] = min(lo[k], bases[k, r])
-        hi[k] = max(hi[k], bases[k, r])
-    return np.isfinite(lo[k]) and np.isfinite(hi[k]) and hi[k] > lo[k]
+        B.values[k, r] = (Xt[i, r] + bs) * (Xt[j, r] + cs)
+        B.lo[k] = min(B.lo[k], B.values[k, r])
+        B.hi[k] = max(B.hi[k], B.values[k, r])
+    return np.isfinite(B.lo[k]) and np.isfinite(B.hi[k]) and B.hi[k] > B.lo[k]
+
+
+@njit(error_model="numpy")
+def _plain_bases(Xt, single_features, pair_features, with_ratios, n_bases):
+    """A :class:`Bases` record with room for ``n_bases``, holding the ``single_features`` and the
+    products (and ratios, ``with_ratios``) of two ``pair_features``, their ranges and usability;
+    returns it and how many it holds."""
+    n = Xt.shape[1]
+    B = Bases(np.zeros((n_bases, BASE_NODES), dtype=np.int64), np.zeros((n_bases, BASE_NODES), dtype=np.int64),
+              np.zeros((n_bases, BASE_NODES)), np.zeros(n_bases, dtype=np.int64),
+              np.zeros((n_bases, 2), dtype=np.int64), np.zeros(n_bases, dtype=np.bool_), np.zeros((n_bases, 2)),
+              np.empty((n_bases, n)), np.empty(n_bases), np.empty(n_bases), np.zeros(n_bases, dtype=np.bool_))
+    nb = 0
+    for j in single_features:
+        B.ops[nb, 0], B.feats[nb, 0], B.length[nb] = VAR, j, 1
+        B.pair[nb, 0], B.pair[nb, 1] = j, j
+        B.values[nb] = Xt[j]
+        nb += 1
+    n_pair = pair_features.shape[0]
+    for u in range(n_pair):
+        for v in range(u + 1, n_pair):
+            i, j = pair_features[u], pair_features[v]
+            for kind in range(3):
+                if kind > 0 and not with_ratios:
+                    break
+                first, second = (i, j) if kind < 2 else (j, i)
+                B.ops[nb, 0], B.ops[nb, 1], B.ops[nb, 2] = VAR, VAR, (MUL if kind == 0 else DIV)
+                B.feats[nb, 0], B.feats[nb, 1] = first, second
+                B.pair[nb, 0], B.pair[nb, 1] = first, second
+                B.length[nb] = 3
+                for r in range(n):
+                    B.values[nb, r] = Xt[first, r] * Xt[second, r] if kind == 0 else Xt[first, r] / Xt[second, r]
+                nb += 1
+    for k in range(nb):
+        B.lo[k], B.hi[k] = np.inf, -np.inf
+        ok = True
+        for r in range(n):
+            v = B.values[k, r]
+            if not np.isfinite(v):
+                ok = False
+                break
+            B.lo[k] = min(B.lo[k], v)
+            B.hi[k] = max(B.hi[k], v)
+        B.ok[k] = ok and B.hi[k] > B.lo[k]
+    return B, nb
+
+
+@njit(error_model="numpy")
+def _shifted_bases(D, B, nb, pair_features, n_shifted, rc, W):
+    """Shifted products ``(x_i + b)*(x_j + c)`` as bases of waves, appended to ``B`` after its
+    ``nb``: the shifts on the features' quartiles for every pair screened on ``rc``, the
+    ``n_shifted`` best refined, one kept only where its shifts are needed (a shift is 0 wherever
+    that fits as well); returns the number of bases and the evaluations used."""
+    Xt = D.Xt
+    n_pair = pair_features.shape[0]
+    quart = np.empty((n_pair, 5))
+    for u in range(n_pair):
+        quart[u] = _quartiles(Xt[pair_features[u]])
+    n_pairs = n_pair * (n_pair - 1) // 2
+    pair_p = np.empty((n_pairs, 3))
+    pair_g = np.empty(n_pairs)
+    pair_u = np.empty(n_pairs, dtype=np.int64)
+    pair_v = np.empty(n_pairs, dtype=np.int64)
+    evals = 0
+    z = 0
+    for u in range(n_pair):
+        for v in range(u + 1, n_pair):
+            pair_u[z], pair_v[z] = u, v
+            pair_g[z], used = _coarse_shifts(Xt[pair_features[u]], Xt[pair_features[v]], quart[u], quart[v], rc, D.w,
+                                             W.grid, W.col0, W.s, W.c, pair_p[z])
+            evals += used
+            z += 1
+    for z in argsort(-pair_g)[:n_shifted]:
+        if not pair_g[z] > 0:
+            continue
+        i, j = pair_features[pair_u[z]], pair_features[pair_v[z]]
+        _, used = _refine_shifts(Xt[i], Xt[j], pair_p[z], pair_g[z], rc, D.w, W.col0, W.s, W.c)
+        evals += used
+        bs, cs = pair_p[z, 0], pair_p[z, 1]
+        if bs == 0.0 and cs == 0.0:
+            continue  # the plain product
+        B.ok[nb] = _set_shifted(B, nb, i, j, bs, cs, Xt)
+        B.pair[nb, 0], B.pair[nb, 1] = i, j
+        B.shift[nb, 0], B.shift[nb, 1] = bs, cs
+        B.shifted[nb] = True
+        nb += 1
+    return nb, evals
+
+
+@njit
+def _term_ops(unops, allowed):
+    """The operators of terms: the base itself, then each unary operator with an inner form (sin
+    and cos are one wave family: its phase picks the operator, :func:`_wave_form`); returns them
+    and how many."""
+    term_ops = np.empty(1 + unops.shape[0], dtype=np.int64)
+    term_ops[0] = LINEAR
+    n_ops = 1
+    for op in unops:
+        if (op == SQUARE or op == CUBE or op == ABS or op == SQRT or op == LOG or op == EXP or op == SIN
+                or (op == COS and not allowed[SIN])):
+            term_ops[n_ops] = op
+            n_ops += 1
+    return term_ops, n_ops
+
+
+@njit(error_model="numpy")
+def _candidates(D, B, nb, term_ops, n_ops, wave, rc, W, steps):
+    """Every term of every usable base (a shifted product's of the ``wave`` only) fitted on ``rc``
+    (``steps`` golden-section steps), those that gain kept: returns them (:class:`Terms`), the
+    first of each base's (``first[k]`` to ``first[k + 1] - 1``), their number and the evaluations
+    used."""
+    C = _terms(nb * n_ops, D.Xt.shape[1])
+    first = np.zeros(nb + 1, dtype=np.int64)
+    nc = 0
+    evals = 0
+    for k in range(nb):
+        first[k] = nc
+        if not B.ok[k]:
+            continue
+        for t in range(n_ops):
+            if B.shifted[k] and term_ops[t] != wave:
+                continue
+            op, a, b, gain, used = _fit_inner(B.values[k], term_ops[t], B.lo[k], B.hi[k], rc, D.w, D.allowed, W.grid,
+                                              W.s, W.c, steps)
+            evals += used
+            if not gain > 0:
+                continue
+            _term_values(B.values[k], op, a, b, C.cols[nc])
+            C.base[nc], C.op[nc], C.a[nc], C.b[nc] = k, op, a, b
+            nc += 1
+    first[nb] = nc
+    return C, first, nc, evals
 
 
 # ---------------------------------------------------------------------------- writing a term
@@ -544,6 +767,7 @@ def _write_term(b_ops, b_feats, b_vals, b_len, op, a, b, out_ops, out_feats, out
 
 @njit
 def _term_complexity(b_ops, b_len, op, a, b, weights):
+    """Complexity of ``g(a*base + b)`` as :func:`_write_term` writes it (``b_ops``: the base's)."""
     c = 0
     for i in range(b_len):
         c += weights[b_ops[i]]
@@ -557,12 +781,25 @@ def _term_complexity(b_ops, b_len, op, a, b, weights):
     return c
 
 
+@njit
+def _complexity(B, kb, op, a, b, weights):
+    """Complexity of the term ``g(a*B + b)`` on base ``kb`` of ``B``."""
+    return _term_complexity(B.ops[kb], B.length[kb], op, a, b, weights)
+
+
+@njit
+def _term_cost(B, T, t, weights):
+    """Complexity of term ``t`` of ``T``."""
+    return _complexity(B, T.base[t], T.op[t], T.a[t], T.b[t], weights)
+
+
 # ------------------------------------------------------------------------- the sum's loss
 @njit(error_model="numpy")
-def _fit_sum(cols, y, w, loss_kind, tau, coef):
+def _fit_sum(D, cols, coef):
     """Exact outer coefficients of ``a + sum_t coef[t] cols[t]`` for the loss: writes ``coef`` and
     returns ``(a, loss)`` (the loss a weighted sum; inf when not finite)."""
-    if loss_kind == LOSS_SQUARED:
+    y, w = D.y, D.w
+    if D.loss_kind == LOSS_SQUARED:
         a = least_squares_terms(cols, y, w, coef)
         if not np.isfinite(a):
             return a, np.inf
@@ -573,7 +810,7 @@ def _fit_sum(cols, y, w, loss_kind, tau, coef):
                 r -= coef[t] * cols[t, i]
             total += w[i] * r * r
         return a, total
-    return pinball_regression(cols, y, w, tau if loss_kind == LOSS_PINBALL else 0.5, coef)
+    return pinball_regression(cols, y, w, D.tau if D.loss_kind == LOSS_PINBALL else 0.5, coef)
 
 
 @njit(error_model="numpy")
@@ -619,104 +856,387 @@ def _partial(r, cols, coef, replace, k, w, out):
 
 
 @njit
-def _covers(kb, kt, b_pair, b_len):
-    """Whether the features of base ``kt`` are among those of base ``kb`` (``b_pair``: each base's
-    features)."""
-    for j in range(1 if b_len[kt] == 1 else 2):
-        f = b_pair[kt, j]
-        if f != b_pair[kb, 0] and not (b_len[kb] > 1 and f == b_pair[kb, 1]):
+def _covers(B, kb, kt):
+    """Whether the features of base ``kt`` are among those of base ``kb``."""
+    for j in range(1 if B.length[kt] == 1 else 2):
+        f = B.pair[kt, j]
+        if f != B.pair[kb, 0] and not (B.length[kb] > 1 and f == B.pair[kb, 1]):
             return False
     return True
 
 
 @njit
-def _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace):
-    """Mark in ``replace`` the terms of the sum (``k`` terms) that a term on the base ``kb``
+def _replaced(B, kb, S, k, weights, per_term, replace):
+    """Mark in ``replace`` the terms of the sum ``S`` (``k`` terms) that a term on the base ``kb``
     replaces: those on its features only; returns the complexity they free."""
     freed = 0
     for t in range(k):
-        kt = m_base[t]
-        replace[t] = _covers(kb, kt, b_pair, b_len)
+        replace[t] = _covers(B, kb, S.base[t])
         if replace[t]:
-            freed += _term_complexity(b_ops[kt], b_len[kt], m_op[t], m_a[t], m_b[t], weights) + per_term
+            freed += _term_cost(B, S, t, weights) + per_term
     return freed
 
 
-# ------------------------------------------------------------------------------- the stage
+# ------------------------------------------------------------------------- a forward step
 @njit(error_model="numpy")
-def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, single_features, pair_features,
-                    knobs, out_ops, out_feats, out_vals, out_length):
-    """The additive stage on the rows ``(Xt, y, w)`` (features by rows): writes each step's sum
-    (simplified) into ``out_*[k]`` (up to ``maxsize`` nodes; ``out_ops.shape[0]`` sums at most)
-    and returns ``(number of sums, evaluations used)``. ``single_features`` are the features that
-    are bases, ``pair_features`` those whose products (and ratios, when ``div`` is allowed) are
-    bases; only the operators of ``binops`` and ``unops`` are used (none when ``add`` or ``mul``
-    is not among them); ``knobs`` (a :class:`Knobs`) are the stage's choices."""
-    d, n = Xt.shape
-    allowed = np.zeros(32, dtype=np.bool_)
-    for op in binops:
-        allowed[op] = True
-    for op in unops:
-        allowed[op] = True
+def _screen(D, B, C, nc, used, S, k, coef, budget, per_term, W, picked, rates):
+    """The candidates worth an exact fit this step: the ``picked.shape[0] - 1`` of highest
+    least-squares gain on the residual ``W.r`` per token they add (net of the terms a candidate
+    replaces: those on its features only), and the one of highest gain; a product or ratio once
+    both its features are in the sum (strong heredity), a shifted product's wave at once. Writes
+    their indices into ``picked``, returns how many."""
+    weights = D.weights
+    present = np.zeros(D.Xt.shape[0], dtype=np.bool_)
+    for t in range(k):
+        present[B.pair[S.base[t], 0]] = True
+        present[B.pair[S.base[t], 1]] = True
+    replace = np.zeros(S.base.shape[0], dtype=np.bool_)
+    room = picked.shape[0] - 1
+    n_scr = 0
+    top_q, top_g = -1, 0.0
+    for q in range(nc):
+        kb = C.base[q]
+        if used[q] or (B.length[kb] > 1 and not B.shifted[kb] and not (present[B.pair[kb, 0]] and present[B.pair[kb, 1]])):
+            continue
+        cost = _term_cost(B, C, q, weights)
+        freed = _replaced(B, kb, S, k, weights, per_term, replace)
+        if cost > budget + freed:
+            continue
+        if freed > 0:
+            had = _partial(W.r, S.cols, coef, replace, k, D.w, W.rp)
+            g = _gain(C.cols[q], W.rp, D.w) - had
+        else:
+            g = _gain(C.cols[q], W.r, D.w)
+        if not g > 0:
+            continue
+        if g > top_g:
+            top_q, top_g = q, g
+        g /= max(cost + per_term - freed, 1)
+        if n_scr < room:
+            picked[n_scr], rates[n_scr] = q, g
+            n_scr += 1
+        else:
+            worst = 0
+            for z in range(1, room):
+                if rates[z] < rates[worst]:
+                    worst = z
+            if g > rates[worst]:
+                picked[worst], rates[worst] = q, g
+    if top_q >= 0:
+        for z in range(n_scr):
+            if picked[z] == top_q:
+                top_q = -1
+        if top_q >= 0:
+            picked[n_scr] = top_q
+            n_scr += 1
+    return n_scr
+
+
+@njit(error_model="numpy")
+def _best_screened(D, B, C, picked, n_scr, S, k, coef, loss, budget, per_term, W, cols2, coef2):
+    """The screened candidate that lowers the loss of the sum most per token (its inner constants
+    refitted on the residual, with the part of the terms it replaces added back; the outer
+    coefficients exact): returns ``(rate, index, op, a, b, evaluations)`` (index -1: none lowers
+    the loss), its values in ``W.best``."""
+    weights = D.weights
+    replace = np.zeros(S.base.shape[0], dtype=np.bool_)
+    best_rate, best_q = 0.0, -1
+    best_op, best_a, best_b = LINEAR, 1.0, 0.0
+    evals = 0
+    for z in range(n_scr):
+        q = picked[z]
+        kb = C.base[q]
+        freed = _replaced(B, kb, S, k, weights, per_term, replace)
+        target = W.r
+        if freed > 0:
+            _partial(W.r, S.cols, coef, replace, k, D.w, W.rp)
+            target = W.rp
+        op, a, b, g, used = _refit_inner(B.values[kb], C.op[q], C.a[q], C.b[q], B.lo[kb], B.hi[kb], target, D.w,
+                                         D.allowed, W.grid, W.s, W.c)
+        evals += used
+        if _complexity(B, kb, op, a, b, weights) > budget + freed:
+            op, a, b = C.op[q], C.a[q], C.b[q]
+        _term_values(B.values[kb], op, a, b, W.col)
+        kept = 0
+        for t in range(k):
+            if not replace[t]:
+                cols2[kept] = S.cols[t]
+                kept += 1
+        cols2[kept] = W.col
+        _, trial = _fit_sum(D, cols2[:kept + 1], coef2[:kept + 1])
+        evals += 1
+        rate = (loss - trial) / max(_complexity(B, kb, op, a, b, weights) + per_term - freed, 1)
+        if trial < loss - 1e-9 * abs(loss) - 1e-300 and rate > best_rate:
+            best_rate, best_q, best_op, best_a, best_b = rate, q, op, a, b
+            assign(W.best, W.col)
+    return best_rate, best_q, best_op, best_a, best_b, evals
+
+
+@njit
+def _add_term(B, C, q, op, a, b, col, S, k, weights, per_term):
+    """Add candidate ``q`` as ``g(a*B + b)`` (values ``col``) to the sum ``S`` of ``k`` terms in place
+    of the terms it replaces; returns the number of terms."""
+    replace = np.zeros(S.base.shape[0], dtype=np.bool_)
+    _replaced(B, C.base[q], S, k, weights, per_term, replace)
+    kept = 0
+    for t in range(k):
+        if not replace[t]:
+            S.base[kept], S.op[kept], S.a[kept], S.b[kept] = S.base[t], S.op[t], S.a[t], S.b[t]
+            S.cols[kept] = S.cols[t]
+            kept += 1
+    S.base[kept], S.op[kept], S.a[kept], S.b[kept] = C.base[q], op, a, b
+    S.cols[kept] = col
+    return kept + 1
+
+
+# ------------------------------------------------------------------------------ backfitting
+@njit(error_model="numpy")
+def _refit_shifts(D, B, S, t, k, coef, coef2, offset, loss, wave, W):
+    """Refine the shifts and frequency of term ``t`` of the sum (a wave of a shifted product) on its
+    partial residual ``W.r``, kept where the sum's loss falls (``W.r`` then recomputed); returns
+    ``(offset, loss, evaluations)``."""
+    Xt, w = D.Xt, D.w
+    kb = S.base[t]
+    i, j = B.pair[kb, 0], B.pair[kb, 1]
+    p3 = W.p3
+    p3[0], p3[1], p3[2] = B.shift[kb, 0], B.shift[kb, 1], S.a[t]
+    g0 = _shifted_gain(Xt[i], Xt[j], p3, W.r, w, W.col0, W.s, W.c)
+    g3, used = _refine_shifts(Xt[i], Xt[j], p3, g0, W.r, w, W.col0, W.s, W.c)
+    evals = used + 1
+    if not (g3 > g0 * (1.0 + 1e-12) and (p3[0] == 0.0 or B.shift[kb, 0] != 0.0)
+            and (p3[1] == 0.0 or B.shift[kb, 1] != 0.0)):
+        return offset, loss, evals
+    old_ops, old_feats, old_vals, old_len = B.ops[kb].copy(), B.feats[kb].copy(), B.vals[kb].copy(), B.length[kb]
+    old_lo, old_hi = B.lo[kb], B.hi[kb]
+    assign(W.col0, B.values[kb])
+    assign(W.col, S.cols[t])
+    _set_shifted(B, kb, i, j, p3[0], p3[1], Xt)
+    op, a, b, g, used = _refit_inner(B.values[kb], wave, p3[2], 0.0, B.lo[kb], B.hi[kb], W.r, w, D.allowed, W.grid,
+                                     W.s, W.c)
+    evals += used + 1
+    _term_values(B.values[kb], op, a, b, S.cols[t])
+    new_offset, new_loss = _fit_sum(D, S.cols[:k], coef2[:k])
+    if new_loss < loss:
+        S.op[t], S.a[t], S.b[t] = op, a, b
+        B.shift[kb, 0], B.shift[kb, 1] = p3[0], p3[1]
+        assign(coef[:k], coef2[:k])
+        _residual(S.cols, k, coef, new_offset, D.y, w, t, W.r)
+        return new_offset, new_loss, evals
+    B.ops[kb], B.feats[kb], B.vals[kb], B.length[kb] = old_ops, old_feats, old_vals, old_len
+    B.lo[kb], B.hi[kb] = old_lo, old_hi
+    B.values[kb] = W.col0
+    S.cols[t] = W.col
+    return offset, loss, evals
+
+
+@njit(error_model="numpy")
+def _refit_term(D, B, S, t, k, coef, coef2, offset, loss, term_ops, n_ops, wave, W):
+    """Refit term ``t`` of the sum on its partial residual ``W.r``, its operator free among its base's
+    as long as the term grows no more complex, kept where the sum's loss falls; returns
+    ``(offset, loss, evaluations)``."""
+    kb = S.base[t]
+    old_cplx = _term_cost(B, S, t, D.weights)
+    _term_values(B.values[kb], S.op[t], S.a[t], S.b[t], W.col)
+    best_g = _gain(W.col, W.r, D.w)
+    best_op, best_a, best_b = S.op[t], S.a[t], S.b[t]
+    evals = 0
+    for z in range(n_ops):
+        g_op = term_ops[z]
+        if B.shifted[kb] and g_op != wave:
+            continue
+        same = g_op == S.op[t]
+        op, a, b, g, used = _refit_inner(B.values[kb], g_op, S.a[t] if same else 1.0, S.b[t] if same else 0.0,
+                                         B.lo[kb], B.hi[kb], W.r, D.w, D.allowed, W.grid, W.s, W.c)
+        evals += used
+        if g > best_g * (1.0 + 1e-12) and _complexity(B, kb, op, a, b, D.weights) <= old_cplx:
+            best_g, best_op, best_a, best_b = g, op, a, b
+    if best_op == S.op[t] and best_a == S.a[t] and best_b == S.b[t]:
+        return offset, loss, evals
+    assign(W.col, S.cols[t])
+    _term_values(B.values[kb], best_op, best_a, best_b, S.cols[t])
+    new_offset, new_loss = _fit_sum(D, S.cols[:k], coef2[:k])
+    evals += 1
+    if new_loss < loss:
+        S.op[t], S.a[t], S.b[t] = best_op, best_a, best_b
+        assign(coef[:k], coef2[:k])
+        return new_offset, new_loss, evals
+    S.cols[t] = W.col
+    return offset, loss, evals
+
+
+@njit(error_model="numpy")
+def _backfit(D, B, S, k, coef, coef2, offset, loss, term_ops, n_ops, wave, passes, W):
+    """Backfitting: up to ``passes`` passes refitting each term of the sum on its partial residual
+    (a shifted product's shifts first), until a pass no longer lowers the loss; returns
+    ``(offset, loss, evaluations)``."""
+    evals = 0
+    for _pass in range(passes):
+        before = loss
+        for t in range(k):
+            if coef[t] == 0.0:
+                continue
+            _residual(S.cols, k, coef, offset, D.y, D.w, t, W.r)
+            if B.shifted[S.base[t]]:
+                offset, loss, used = _refit_shifts(D, B, S, t, k, coef, coef2, offset, loss, wave, W)
+                evals += used
+            offset, loss, used = _refit_term(D, B, S, t, k, coef, coef2, offset, loss, term_ops, n_ops, wave, W)
+            evals += used
+        if not loss < before * (1.0 - 1e-12):
+            break
+    return offset, loss, evals
+
+
+@njit(error_model="numpy")
+def _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, per_term):
+    """A term worth less per token than half ``rate`` (the last one added's) leaves the sum, for
+    good (the last term stays); returns ``(k, offset, loss, evaluations)``."""
+    evals = 0
+    t = 0
+    while t < k - 1 and k > 1:
+        for z in range(k - 1):
+            cols2[z] = S.cols[z if z < t else z + 1]
+        new_offset, new_loss = _fit_sum(D, cols2[:k - 1], coef2[:k - 1])
+        evals += 1
+        cost = _term_cost(B, S, t, D.weights) + per_term
+        if (new_loss - loss) / cost < 0.5 * rate:
+            for z in range(t, k - 1):
+                S.base[z], S.op[z], S.a[z], S.b[z] = S.base[z + 1], S.op[z + 1], S.a[z + 1], S.b[z + 1]
+                S.cols[z] = S.cols[z + 1]
+            k -= 1
+            offset, loss = new_offset, new_loss
+            assign(coef[:k], coef2[:k])
+        else:
+            t += 1
+    return k, offset, loss, evals
+
+
+@njit(error_model="numpy")
+def _refit_candidates(D, B, C, first, used, S, k, coef, offset, per_term, steps, W):
+    """The unused candidates on the bases of the sum's terms refitted on what they would replace
+    (the residual with those terms' part added back); returns the evaluations used."""
+    replace = np.zeros(S.base.shape[0], dtype=np.bool_)
+    _residual(S.cols, k, coef, offset, D.y, D.w, -1, W.r)
+    evals = 0
+    for t in range(k):
+        kb = S.base[t]
+        seen = False
+        for z in range(t):
+            seen = seen or S.base[z] == kb
+        if seen:
+            continue
+        _replaced(B, kb, S, k, D.weights, per_term, replace)
+        _partial(W.r, S.cols, coef, replace, k, D.w, W.rp)
+        for q in range(first[kb], first[kb + 1]):
+            if used[q]:
+                continue
+            op, a, b, g, n_evals = _fit_inner(B.values[kb], C.op[q], B.lo[kb], B.hi[kb], W.rp, D.w, D.allowed, W.grid,
+                                              W.s, W.c, steps)
+            evals += n_evals
+            if g > 0:
+                C.op[q], C.a[q], C.b[q] = op, a, b
+                _term_values(B.values[kb], op, a, b, C.cols[q])
+    return evals
+
+
+# ------------------------------------------------------------------------------ the stage
+@njit
+def _write_model(D, B, S, k, coef, offset, out, at):
+    """Write the sum ``offset + sum_t coef[t] S[t]`` (simplified) as model ``at`` of ``out``;
+    returns -1 when it cannot be written, 0 when it is longer than ``maxsize``, else 1."""
+    size = S.base.shape[0] * TERM_NODES
+    t_ops, t_feats, t_vals = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64), np.empty(size)
+    starts, ends = np.empty(k, dtype=np.int64), np.empty(k, dtype=np.int64)
+    w_ops, w_feats, w_vals = (np.empty(D.maxsize, dtype=np.int64), np.empty(D.maxsize, dtype=np.int64),
+                              np.empty(D.maxsize))
+    end = 0
+    for t in range(k):
+        starts[t] = end
+        kb = S.base[t]
+        end = _write_term(B.ops[kb], B.feats[kb], B.vals[kb], B.length[kb], S.op[t], S.a[t], S.b[t], t_ops, t_feats,
+                          t_vals, end)
+        ends[t] = end - 1
+    written = write_sum(t_ops, t_feats, t_vals, k, starts, ends, coef, offset, w_ops, w_feats, w_vals)
+    if written < 0:
+        return -1
+    out_ops, out_feats, out_vals, out_length = out
+    length = simplify_tree(w_ops, w_feats, w_vals, written, out_ops[at], out_feats[at], out_vals[at])
+    if tree_complexity(out_ops[at], length, D.weights) > D.maxsize:
+        return 0
+    out_length[at] = length
+    return 1
+
+
+@njit(error_model="numpy")
+def _forward(D, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out):
+    """Forward stepwise selection from the best constant (a step a sum, ``out[0].shape[0]`` at
+    most): screen the candidates, add the best per token, backfit, drop the terms worth too
+    little, refit the candidates on the sum's bases, write the sum; returns ``(sums written,
+    evaluations used)``."""
+    weights = D.weights
+    n = D.Xt.shape[1]
+    max_terms = knobs.max_terms
+    S = _terms(max_terms, n)
+    cols2 = np.empty((max_terms, n))
+    coef, coef2 = np.zeros(max_terms), np.zeros(max_terms)
+    used = np.zeros(nc, dtype=np.bool_)
+    picked, rates = np.empty(knobs.screened + 1, dtype=np.int64), np.empty(knobs.screened + 1)
+    offset, loss = _fit_sum(D, S.cols[:0], coef[:0])  # the best constant, exactly
+    exact = 1e-10 * loss  # a sum this close reproduces the targets: no term can gain
+    evals = 1
+    n_models = 0
+    k = 0  # terms in the sum
+    per_term = weights[CONST] + weights[MUL] + weights[ADD]  # a term's coefficient and +
+    for _step in range(out[0].shape[0]):
+        if k >= max_terms or loss <= exact:
+            break
+        # the room left: each term with its coefficient and a +, the offset, the new term's share
+        budget = D.maxsize - weights[CONST] - per_term
+        for t in range(k):
+            budget -= _term_cost(B, S, t, weights) + per_term
+        _residual(S.cols, k, coef, offset, D.y, D.w, -1, W.r)
+        n_scr = _screen(D, B, C, nc, used, S, k, coef, budget, per_term, W, picked, rates)
+        evals += nc
+        rate, q, op, a, b, n_evals = _best_screened(D, B, C, picked, n_scr, S, k, coef, loss, budget, per_term, W,
+                                                    cols2, coef2)
+        evals += n_evals
+        if q < 0:
+            break
+        used[q] = True
+        k = _add_term(B, C, q, op, a, b, W.best, S, k, weights, per_term)
+        offset, loss = _fit_sum(D, S.cols[:k], coef[:k])
+        offset, loss, n_evals = _backfit(D, B, S, k, coef, coef2, offset, loss, term_ops, n_ops, wave,
+                                         knobs.backfit_passes, W)
+        evals += n_evals
+        k, offset, loss, n_evals = _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, per_term)
+        evals += n_evals
+        evals += _refit_candidates(D, B, C, first, used, S, k, coef, offset, per_term, knobs.screen_steps, W)
+        written = _write_model(D, B, S, k, coef, offset, out, n_models)
+        if written < 0:
+            break
+        n_models += written
+    return n_models, evals
+
+
+@njit(error_model="numpy")
+def additive_models(data, single_features, pair_features, knobs, out):
+    """The additive stage on ``data`` (a :class:`Data`): writes each step's sum (simplified) into
+    ``out = (ops, feats, vals, length)`` (model ``k`` in row ``k``, up to ``data.maxsize`` nodes;
+    ``ops.shape[0]`` sums at most) and returns ``(number of sums, evaluations used)``.
+    ``single_features`` are the features that are bases, ``pair_features`` those whose products
+    (and ratios, when ``div`` is allowed) are bases; only the operators ``data.allowed`` are used
+    (none when ``add`` or ``mul`` is not among them); ``knobs`` (a :class:`Knobs`) are the stage's
+    choices."""
+    Xt, y, w, allowed = data.Xt, data.y, data.w, data.allowed
+    n = Xt.shape[1]
     if not (allowed[ADD] and allowed[MUL]) or n < 3:
         return 0, 0
-    # ---- bases
     n_pair = pair_features.shape[0]
     wave = SIN if allowed[SIN] else (COS if allowed[COS] else -1)
     n_shifted = min(knobs.shifted_pairs, n_pair * (n_pair - 1) // 2) if wave >= 0 else 0
     n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + n_shifted
-    b_ops = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
-    b_feats = np.zeros((n_bases, BASE_NODES), dtype=np.int64)
-    b_vals = np.zeros((n_bases, BASE_NODES))
-    b_pair = np.zeros((n_bases, 2), dtype=np.int64)  # the features of each base (twice for one)
-    b_len = np.zeros(n_bases, dtype=np.int64)
-    shifted = np.zeros(n_bases, dtype=np.bool_)  # a shifted product: a base of waves only
-    shift = np.zeros((n_bases, 2))  # and its shifts
-    bases = np.empty((n_bases, n))
-    nb = 0
-    for j in single_features:
-        b_ops[nb, 0], b_feats[nb, 0], b_len[nb] = VAR, j, 1
-        b_pair[nb, 0], b_pair[nb, 1] = j, j
-        bases[nb] = Xt[j]
-        nb += 1
-    for u in range(n_pair):
-        for v in range(u + 1, n_pair):
-            i, j = pair_features[u], pair_features[v]
-            for kind in range(3):
-                if kind > 0 and not allowed[DIV]:
-                    break
-                first, second = (i, j) if kind < 2 else (j, i)
-                b_ops[nb, 0], b_ops[nb, 1], b_ops[nb, 2] = VAR, VAR, (MUL if kind == 0 else DIV)
-                b_feats[nb, 0], b_feats[nb, 1] = first, second
-                b_pair[nb, 0], b_pair[nb, 1] = first, second
-                b_len[nb] = 3
-                for r in range(n):
-                    bases[nb, r] = Xt[first, r] * Xt[second, r] if kind == 0 else Xt[first, r] / Xt[second, r]
-                nb += 1
-    base_ok = np.zeros(n_bases, dtype=np.bool_)
-    lo = np.empty(n_bases)
-    hi = np.empty(n_bases)
-    for k in range(nb):
-        lo[k], hi[k] = np.inf, -np.inf
-        ok = True
-        for r in range(n):
-            v = bases[k, r]
-            if not np.isfinite(v):
-                ok = False
-                break
-            lo[k] = min(lo[k], v)
-            hi[k] = max(hi[k], v)
-        base_ok[k] = ok and hi[k] > lo[k]
-    # ---- the operators of terms: the base itself, then each unary operator with an inner form
-    term_ops = np.empty(1 + unops.shape[0], dtype=np.int64)
-    term_ops[0] = LINEAR
-    n_ops = 1
-    for op in unops:  # sin and cos: one wave family (its phase picks the operator, _wave_form)
-        if (op == SQUARE or op == CUBE or op == ABS or op == SQRT or op == LOG or op == EXP or op == SIN
-                or (op == COS and not allowed[SIN])):
-            term_ops[n_ops] = op
-            n_ops += 1
-    # ---- candidates, fitted to the residual of the best constant
+    B, nb = _plain_bases(Xt, single_features, pair_features, allowed[DIV], n_bases)
+    term_ops, n_ops = _term_ops(data.unops, allowed)
+    # the candidates are fitted to the residual of the best constant
     wsum, ybar = 0.0, 0.0
     for i in range(n):
         wsum += w[i]
@@ -725,323 +1245,10 @@ def additive_models(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize, s
     rc = np.empty(n)
     for i in range(n):
         rc[i] = y[i] - ybar
-    s = np.empty(n)
-    c = np.empty(n)
-    grid = np.empty(16)
+    W = _work(n)
     evals = 0
-    # ---- shifted products (x_i + b)*(x_j + c) as bases of waves: the shifts on the features'
-    # quartiles for every pair, refined for the ``knobs.shifted_pairs`` best; one only where its shifts are
-    # needed (a shift is 0 wherever that fits as well)
-    col0 = np.empty(n)
-    p3 = np.empty(3)
     if n_shifted > 0:
-        quart = np.empty((n_pair, 5))
-        for u in range(n_pair):
-            quart[u] = _quartiles(Xt[pair_features[u]])
-        n_pairs = n_pair * (n_pair - 1) // 2
-        pair_p = np.empty((n_pairs, 3))
-        pair_g = np.empty(n_pairs)
-        pair_u = np.empty(n_pairs, dtype=np.int64)
-        pair_v = np.empty(n_pairs, dtype=np.int64)
-        z = 0
-        for u in range(n_pair):
-            for v in range(u + 1, n_pair):
-                pair_u[z], pair_v[z] = u, v
-                pair_g[z], used = _coarse_shifts(Xt[pair_features[u]], Xt[pair_features[v]], quart[u], quart[v], rc,
-                                                 w, grid, col0, s, c, pair_p[z])
-                evals += used
-                z += 1
-        for z in argsort(-pair_g)[:n_shifted]:
-            if not pair_g[z] > 0:
-                continue
-            u, v = pair_u[z], pair_v[z]
-            i, j = pair_features[u], pair_features[v]
-            gain, used = _refine_shifts(Xt[i], Xt[j], pair_p[z], pair_g[z], rc, w, col0, s, c)
-            evals += used
-            bs, cs = pair_p[z, 0], pair_p[z, 1]
-            if bs == 0.0 and cs == 0.0:
-                continue  # the plain product
-            base_ok[nb] = _set_shifted(nb, i, j, bs, cs, Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi)
-            b_pair[nb, 0], b_pair[nb, 1] = i, j
-            shift[nb, 0], shift[nb, 1] = bs, cs
-            shifted[nb] = True
-            nb += 1
-    n_cand = nb * n_ops
-    c_base = np.empty(n_cand, dtype=np.int64)
-    c_op = np.empty(n_cand, dtype=np.int64)
-    c_a = np.empty(n_cand)
-    c_b = np.empty(n_cand)
-    cols = np.empty((n_cand, n))
-    nc = 0
-    c_first = np.zeros(nb + 1, dtype=np.int64)  # the candidates of base k: c_first[k] .. c_first[k + 1] - 1
-    for k in range(nb):
-        c_first[k] = nc
-        if not base_ok[k]:
-            continue
-        for t in range(n_ops):
-            if shifted[k] and term_ops[t] != wave:
-                continue
-            op, a, b, gain, used = _fit_inner(bases[k], term_ops[t], lo[k], hi[k], rc, w, allowed, grid, s, c,
-                                              knobs.screen_steps)
-            evals += used
-            if not gain > 0:
-                continue
-            _term_values(bases[k], op, a, b, cols[nc])
-            c_base[nc], c_op[nc], c_a[nc], c_b[nc] = k, op, a, b
-            nc += 1
-    c_first[nb] = nc
-    # ---- forward stepwise
-    max_terms = knobs.max_terms
-    m_base = np.empty(max_terms, dtype=np.int64)
-    m_op = np.empty(max_terms, dtype=np.int64)
-    m_a = np.empty(max_terms)
-    m_b = np.empty(max_terms)
-    m_cols = np.empty((max_terms, n))
-    m_cols2 = np.empty((max_terms, n))
-    rp = np.empty(n)
-    coef = np.zeros(max_terms)
-    trial_coef = np.zeros(max_terms)
-    r = np.empty(n)
-    used_cand = np.zeros(nc, dtype=np.bool_)
-    scr_idx = np.empty(knobs.screened + 1, dtype=np.int64)
-    scr_gain = np.empty(knobs.screened + 1)
-    col = np.empty(n)
-    best_col = np.empty(n)
-    # the best constant, exactly
-    offset, loss = _fit_sum(m_cols[:0], y, w, loss_kind, tau, coef[:0])
-    exact = 1e-10 * loss  # a sum this close reproduces the targets: no term can gain
-    evals += 1
-    n_models = 0
-    k = 0  # terms in the sum
-    t_ops = np.empty(max_terms * TERM_NODES, dtype=np.int64)
-    t_feats = np.empty(max_terms * TERM_NODES, dtype=np.int64)
-    t_vals = np.empty(max_terms * TERM_NODES)
-    starts = np.empty(max_terms, dtype=np.int64)
-    ends = np.empty(max_terms, dtype=np.int64)
-    w_ops = np.empty(maxsize, dtype=np.int64)
-    w_feats = np.empty(maxsize, dtype=np.int64)
-    w_vals = np.empty(maxsize)
-    fixed = weights[CONST]  # the offset (its + counts with the terms)
-    per_term = weights[CONST] + weights[MUL] + weights[ADD]  # a term's coefficient and +
-    replace = np.zeros(max_terms, dtype=np.bool_)
-    present = np.zeros(d, dtype=np.bool_)
-    for _step in range(out_ops.shape[0]):  # a sum a step at most
-        if k >= max_terms or loss <= exact:
-            break
-        # complexity of the sum so far: each term with its coefficient and a +, plus the offset
-        used_cplx = fixed
-        for t in range(k):
-            used_cplx += _term_complexity(b_ops[m_base[t]], b_len[m_base[t]], m_op[t], m_a[t], m_b[t], weights)
-            used_cplx += weights[CONST] + weights[MUL] + weights[ADD]
-        budget = maxsize - used_cplx - weights[CONST] - weights[MUL] - weights[ADD]
-        _residual(m_cols, k, coef, offset, y, w, -1, r)
-        # screening: the best few by least-squares gain per token (net of the terms a candidate
-        # replaces: those on its features only), and the best by gain; a product or ratio once
-        # both its features are in the sum (strong heredity), a shifted product's wave at once
-        present[:] = False
-        for t in range(k):
-            present[b_pair[m_base[t], 0]] = True
-            present[b_pair[m_base[t], 1]] = True
-        n_scr = 0
-        top_q, top_g = -1, 0.0
-        for q in range(nc):
-            kb = c_base[q]
-            if used_cand[q] or (b_len[kb] > 1 and not shifted[kb]
-                                and not (present[b_pair[kb, 0]] and present[b_pair[kb, 1]])):
-                continue
-            cost = _term_complexity(b_ops[kb], b_len[kb], c_op[q], c_a[q], c_b[q], weights)
-            freed = _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
-            if cost > budget + freed:
-                continue
-            if freed > 0:
-                had = _partial(r, m_cols, coef, replace, k, w, rp)
-                g = _gain(cols[q], rp, w) - had
-            else:
-                g = _gain(cols[q], r, w)
-            if not g > 0:
-                continue
-            if g > top_g:
-                top_q, top_g = q, g
-            g /= max(cost + per_term - freed, 1)
-            if n_scr < knobs.screened:
-                scr_idx[n_scr], scr_gain[n_scr] = q, g
-                n_scr += 1
-            else:
-                worst = 0
-                for z in range(1, knobs.screened):
-                    if scr_gain[z] < scr_gain[worst]:
-                        worst = z
-                if g > scr_gain[worst]:
-                    scr_idx[worst], scr_gain[worst] = q, g
-        evals += nc
-        if top_q >= 0:
-            for z in range(n_scr):
-                if scr_idx[z] == top_q:
-                    top_q = -1
-            if top_q >= 0:
-                scr_idx[n_scr] = top_q
-                n_scr += 1
-        # the screened term that lowers the loss of the sum most per token, coefficients exact
-        best_rate, best_q = 0.0, -1
-        best_op, best_a, best_b = LINEAR, 1.0, 0.0
-        for z in range(n_scr):
-            q = scr_idx[z]
-            kb = c_base[q]
-            freed = _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
-            target = r
-            if freed > 0:
-                _partial(r, m_cols, coef, replace, k, w, rp)
-                target = rp
-            op, a, b, g, used = _refit_inner(bases[kb], c_op[q], c_a[q], c_b[q], lo[kb], hi[kb], target, w, allowed,
-                                             grid, s, c)
-            evals += used
-            if _term_complexity(b_ops[kb], b_len[kb], op, a, b, weights) > budget + freed:
-                op, a, b = c_op[q], c_a[q], c_b[q]
-            _term_values(bases[kb], op, a, b, col)
-            kept = 0
-            for t in range(k):
-                if not replace[t]:
-                    m_cols2[kept] = m_cols[t]
-                    kept += 1
-            m_cols2[kept] = col
-            _, trial = _fit_sum(m_cols2[:kept + 1], y, w, loss_kind, tau, trial_coef[:kept + 1])
-            evals += 1
-            rate = (loss - trial) / max(_term_complexity(b_ops[kb], b_len[kb], op, a, b, weights) + per_term - freed, 1)
-            if trial < loss - 1e-9 * abs(loss) - 1e-300 and rate > best_rate:
-                best_rate, best_q, best_op, best_a, best_b = rate, q, op, a, b
-                assign(best_col, col)
-        if best_q < 0:
-            break
-        used_cand[best_q] = True
-        _replaced(c_base[best_q], b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
-        kept = 0
-        for t in range(k):
-            if not replace[t]:
-                m_base[kept], m_op[kept], m_a[kept], m_b[kept] = m_base[t], m_op[t], m_a[t], m_b[t]
-                m_cols[kept] = m_cols[t]
-                kept += 1
-        k = kept
-        m_base[k], m_op[k], m_a[k], m_b[k] = c_base[best_q], best_op, best_a, best_b
-        m_cols[k] = best_col
-        k += 1
-        offset, loss = _fit_sum(m_cols[:k], y, w, loss_kind, tau, coef[:k])
-        # backfitting: each term refitted on its partial residual, its operator free among the base's
-        # as long as the term grows no more complex
-        for _pass in range(knobs.backfit_passes):
-            before = loss
-            for t in range(k):
-                if coef[t] == 0.0:
-                    continue
-                _residual(m_cols, k, coef, offset, y, w, t, r)
-                kb = m_base[t]
-                if shifted[kb]:  # its shifts and frequency refined on its partial residual
-                    i, j = b_pair[kb, 0], b_pair[kb, 1]
-                    p3[0], p3[1], p3[2] = shift[kb, 0], shift[kb, 1], m_a[t]
-                    g0 = _shifted_gain(Xt[i], Xt[j], p3, r, w, col0, s, c)
-                    g3, used = _refine_shifts(Xt[i], Xt[j], p3, g0, r, w, col0, s, c)
-                    evals += used + 1
-                    if (g3 > g0 * (1.0 + 1e-12) and (p3[0] == 0.0 or shift[kb, 0] != 0.0)
-                            and (p3[1] == 0.0 or shift[kb, 1] != 0.0)):
-                        old_ops, old_feats, old_vals, old_len = b_ops[kb].copy(), b_feats[kb].copy(), b_vals[kb].copy(), b_len[kb]
-                        old_lo, old_hi = lo[kb], hi[kb]
-                        assign(col0, bases[kb])
-                        assign(col, m_cols[t])
-                        _set_shifted(kb, i, j, p3[0], p3[1], Xt, b_ops, b_feats, b_vals, b_len, bases, lo, hi)
-                        op, a, b, g, used = _refit_inner(bases[kb], wave, p3[2], 0.0, lo[kb], hi[kb], r, w,
-                                                         allowed, grid, s, c)
-                        evals += used + 1
-                        _term_values(bases[kb], op, a, b, m_cols[t])
-                        new_offset, new_loss = _fit_sum(m_cols[:k], y, w, loss_kind, tau, trial_coef[:k])
-                        if new_loss < loss:
-                            m_op[t], m_a[t], m_b[t] = op, a, b
-                            shift[kb, 0], shift[kb, 1] = p3[0], p3[1]
-                            offset, loss = new_offset, new_loss
-                            assign(coef[:k], trial_coef[:k])
-                            _residual(m_cols, k, coef, offset, y, w, t, r)
-                        else:
-                            b_ops[kb], b_feats[kb], b_vals[kb], b_len[kb] = old_ops, old_feats, old_vals, old_len
-                            lo[kb], hi[kb] = old_lo, old_hi
-                            bases[kb] = col0
-                            m_cols[t] = col
-                old_cplx = _term_complexity(b_ops[kb], b_len[kb], m_op[t], m_a[t], m_b[t], weights)
-                _term_values(bases[kb], m_op[t], m_a[t], m_b[t], col)
-                best_g = _gain(col, r, w)
-                best_op, best_a, best_b = m_op[t], m_a[t], m_b[t]
-                for z in range(n_ops):
-                    if shifted[kb] and term_ops[z] != wave:
-                        continue
-                    op, a, b, g, used = _refit_inner(bases[kb], term_ops[z], m_a[t] if term_ops[z] == m_op[t] else 1.0,
-                                                     m_b[t] if term_ops[z] == m_op[t] else 0.0, lo[kb], hi[kb], r, w,
-                                                     allowed, grid, s, c)
-                    evals += used
-                    if g > best_g * (1.0 + 1e-12) and _term_complexity(b_ops[kb], b_len[kb], op, a, b,
-                                                                       weights) <= old_cplx:
-                        best_g, best_op, best_a, best_b = g, op, a, b
-                if best_op == m_op[t] and best_a == m_a[t] and best_b == m_b[t]:
-                    continue
-                assign(col, m_cols[t])
-                _term_values(bases[kb], best_op, best_a, best_b, m_cols[t])
-                new_offset, new_loss = _fit_sum(m_cols[:k], y, w, loss_kind, tau, trial_coef[:k])
-                evals += 1
-                if new_loss < loss:
-                    m_op[t], m_a[t], m_b[t] = best_op, best_a, best_b
-                    offset, loss = new_offset, new_loss
-                    assign(coef[:k], trial_coef[:k])
-                else:
-                    m_cols[t] = col
-            if not loss < before * (1.0 - 1e-12):
-                break
-        # backward: a term worth less per token than half the last one added leaves (for good)
-        t = 0
-        while t < k - 1 and k > 1:
-            kb = m_base[t]
-            for z in range(k - 1):
-                m_cols2[z] = m_cols[z if z < t else z + 1]
-            new_offset, new_loss = _fit_sum(m_cols2[:k - 1], y, w, loss_kind, tau, trial_coef[:k - 1])
-            evals += 1
-            cost = _term_complexity(b_ops[kb], b_len[kb], m_op[t], m_a[t], m_b[t], weights) + per_term
-            if (new_loss - loss) / cost < 0.5 * best_rate:
-                for z in range(t, k - 1):
-                    m_base[z], m_op[z], m_a[z], m_b[z] = m_base[z + 1], m_op[z + 1], m_a[z + 1], m_b[z + 1]
-                    m_cols[z] = m_cols[z + 1]
-                k -= 1
-                offset, loss = new_offset, new_loss
-                assign(coef[:k], trial_coef[:k])
-            else:
-                t += 1
-        # the candidates on the bases of the sum's terms, refitted on what they would replace
-        _residual(m_cols, k, coef, offset, y, w, -1, r)
-        for t in range(k):
-            kb = m_base[t]
-            seen = False
-            for z in range(t):
-                seen = seen or m_base[z] == kb
-            if seen:
-                continue
-            _replaced(kb, b_ops, b_pair, b_len, m_base, m_op, m_a, m_b, k, weights, per_term, replace)
-            _partial(r, m_cols, coef, replace, k, w, rp)
-            for q in range(c_first[kb], c_first[kb + 1]):
-                if used_cand[q]:
-                    continue
-                op, a, b, g, used = _fit_inner(bases[kb], c_op[q], lo[kb], hi[kb], rp, w, allowed, grid, s, c,
-                                               knobs.screen_steps)
-                evals += used
-                if g > 0:
-                    c_op[q], c_a[q], c_b[q] = op, a, b
-                    _term_values(bases[kb], op, a, b, cols[q])
-        # write the sum
-        at = 0
-        for t in range(k):
-            starts[t] = at
-            kb = m_base[t]
-            at = _write_term(b_ops[kb], b_feats[kb], b_vals[kb], b_len[kb], m_op[t], m_a[t], m_b[t], t_ops, t_feats, t_vals, at)
-            ends[t] = at - 1
-        written = write_sum(t_ops, t_feats, t_vals, k, starts, ends, coef, offset, w_ops, w_feats, w_vals)
-        if written < 0:
-            break
-        new_length = simplify_tree(w_ops, w_feats, w_vals, written, out_ops[n_models], out_feats[n_models],
-                                   out_vals[n_models])
-        if tree_complexity(out_ops[n_models], new_length, weights) <= maxsize:
-            out_length[n_models] = new_length
-            n_models += 1
-    return n_models, evals
+        nb, evals = _shifted_bases(data, B, nb, pair_features, n_shifted, rc, W)
+    C, first, nc, used = _candidates(data, B, nb, term_ops, n_ops, wave, rc, W, knobs.screen_steps)
+    n_models, more = _forward(data, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out)
+    return n_models, evals + used + more

@@ -130,7 +130,7 @@ def test_fits_with_the_stage_are_reproducible_at_any_n_jobs():
 
 
 def test_the_sums_written_never_exceed_the_room_given():
-    from parsimony.symbolic._stepwise import additive_models
+    from parsimony.symbolic._stepwise import additive_models, stage_data
 
     rng = np.random.default_rng(5)
     X = rng.uniform(size=(200, 6))
@@ -138,10 +138,10 @@ def test_the_sums_written_never_exceed_the_room_given():
     binops, unops, _ = operator_codes(DEFAULT_OPERATORS)
     counts = []
     for room in (2, 24):
-        out = (np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40)))
-        length = np.zeros(room, dtype=np.int64)
-        count, _ = additive_models(np.ascontiguousarray(X.T), y, np.ones(200), LOSS_PINBALL, 0.5, binops, unops,
-                                   WEIGHTS, 40, np.arange(6), np.arange(6), AdditiveSettings().knobs(), *out, length)
+        out = (np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40), dtype=np.int64), np.zeros((room, 40)),
+               np.zeros(room, dtype=np.int64))
+        data = stage_data(X.T, y, np.ones(200), LOSS_PINBALL, 0.5, binops, unops, WEIGHTS, 40)
+        count, _ = additive_models(data, np.arange(6), np.arange(6), AdditiveSettings().knobs(), out)
         assert count <= room
         counts.append(count)
     assert counts[0] == 2 < counts[1]  # the path is longer than the room of 2: it stops there

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._stepwise import Knobs, additive_models
+from .._stepwise import Knobs, additive_models, stage_data
 from ._base import Problem, Proposal, SampleSeeder
 
 
@@ -63,15 +63,13 @@ class AdditiveSeeder(SampleSeeder):
         X, y, w = problem.sample
         singles, pairs = np.sort(problem.order[:s.single_features]), np.sort(problem.order[:s.pair_features])
         shape = (s.max_steps, problem.maxsize)
-        out = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape))
-        length = np.zeros(s.max_steps, dtype=np.int64)
-        count, evals = additive_models(np.ascontiguousarray(X.T, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64),
-                                       np.ascontiguousarray(w, dtype=np.float64), int(problem.loss_kind),
-                                       float(problem.tau), np.asarray(problem.binops, dtype=np.int64),
-                                       np.asarray(problem.unops, dtype=np.int64),
-                                       np.asarray(problem.weights, dtype=np.int64), int(problem.maxsize), singles,
-                                       pairs, s.knobs(), *out, length)
-        return Proposal([tuple(a[k, :length[k]].copy() for a in out) for k in range(count)], int(evals))
+        out = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape),
+               np.zeros(s.max_steps, dtype=np.int64))
+        data = stage_data(X.T, y, w, problem.loss_kind, problem.tau, problem.binops, problem.unops, problem.weights,
+                          problem.maxsize)
+        count, evals = additive_models(data, singles, pairs, s.knobs(), out)
+        length = out[3]
+        return Proposal([tuple(a[k, :length[k]].copy() for a in out[:3]) for k in range(count)], int(evals))
 
     def kernels(self, binops, unops, weights, maxsize) -> list:
         """The kernel with arguments of the types :meth:`propose` passes it, as a
@@ -79,8 +77,8 @@ class AdditiveSeeder(SampleSeeder):
         compiles it while the search's kernels compile)."""
         shape = (self.settings.max_steps, maxsize)
         index = np.zeros(1, dtype=np.int64)
-        args = (np.zeros((1, 1)), np.zeros(1), np.ones(1), 0, 0.5, np.asarray(binops, dtype=np.int64),
-                np.asarray(unops, dtype=np.int64), np.asarray(weights, dtype=np.int64), int(maxsize), index, index,
-                self.settings.knobs(), np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64),
-                np.zeros(shape), np.zeros(self.settings.max_steps, dtype=np.int64))
+        data = stage_data(np.zeros((1, 1)), np.zeros(1), np.ones(1), 0, 0.5, binops, unops, weights, maxsize)
+        out = (np.zeros(shape, dtype=np.int64), np.zeros(shape, dtype=np.int64), np.zeros(shape),
+               np.zeros(self.settings.max_steps, dtype=np.int64))
+        args = (data, index, index, self.settings.knobs(), out)
         return [(additive_models, args, "helper")]
