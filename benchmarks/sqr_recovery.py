@@ -34,6 +34,26 @@ from parsimony.metrics import expression_complexity
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PARSIMONY_SHARED_DATASETS", ROOT.parent / "shared" / "datasets"))
 METADATA = SHARED / "feynman" / "pmlb-metadata"
+#: The 59 AI Feynman problems of SRBench's set that are not in ../shared, written from the
+#: published tables (``--problem-set other``): never tuned on.
+OTHER = Path(__file__).resolve().parent / "feynman_other.txt"
+
+
+def load_set(problem_set: str) -> dict:
+    """``name -> Problem`` of ``"feynman"`` (the 60 of ../shared, from their metadata) or ``"other"``
+    (the 59 others, from :data:`OTHER`)."""
+    if problem_set == "other":
+        from sqr_out_of_family import _table
+
+        return {name: srbench.Problem(name, "y", formula, tuple(variables))
+                for name, formula, variables in _table(OTHER.read_text(encoding="utf-8"))}
+    if problem_set != "feynman":
+        raise SystemExit(f"unknown problem set {problem_set!r}: feynman or other")
+    names = sorted(p.name for p in METADATA.iterdir() if (p / "metadata.yaml").is_file())
+    problems, missing = srbench.load_problems(names, data_dir=METADATA, fetch=False)
+    if missing:
+        raise SystemExit(f"unreadable problems: {missing}")
+    return problems
 
 
 def _parse_settings(pairs):
@@ -49,6 +69,8 @@ def _parse_settings(pairs):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--problem-set", default="feynman", choices=["feynman", "other"],
+                        help="the 60 of ../shared (feynman) or the 59 others of SRBench's set (other)")
     parser.add_argument("--problems", nargs="*", default=None, help="problem names (default: all 60)")
     parser.add_argument("--first", type=int, default=None, help="only the first N problems")
     parser.add_argument("--max-complexity", type=int, default=None,
@@ -64,15 +86,12 @@ def main(argv=None):
     parser.add_argument("--csv", default=None, help="write the rows to this CSV")
     parser.add_argument("--store", default=None, help="keep the suite's results store here (resumable)")
     args = parser.parse_args(argv)
-    names = sorted(p.name for p in METADATA.iterdir() if (p / "metadata.yaml").is_file())
+    problems = load_set(args.problem_set)
     if args.problems:
-        unknown = set(args.problems) - set(names)
+        unknown = set(args.problems) - set(problems)
         if unknown:
             raise SystemExit(f"unknown problems: {sorted(unknown)}")
-        names = [n for n in names if n in args.problems]
-    problems, missing = srbench.load_problems(names, data_dir=METADATA, fetch=False)
-    if missing:
-        raise SystemExit(f"unreadable problems: {missing}")
+        problems = {n: p for n, p in problems.items() if n in args.problems}
     if args.max_complexity is not None:
         problems = {n: p for n, p in problems.items() if expression_complexity(p.truth()) <= args.max_complexity}
     if args.first is not None:
