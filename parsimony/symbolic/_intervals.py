@@ -23,7 +23,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .._numba import njit
+from .._numba import assign, njit
 from ._expressions import (
     ABS, ADD, CONST, COS, CUBE, DIV, EXP, LOG, MUL, POW, SIN, SQRT, SQUARE, SUB, VAR,
 )
@@ -236,7 +236,8 @@ def refined_enclosure(ops, feats, vals, length, lo, hi, low, high, budget):
         return a, b, True
     d = lo.shape[0]
     stack_lo, stack_hi = np.empty((budget + 1, d)), np.empty((budget + 1, d))
-    stack_lo[0], stack_hi[0] = lo, hi
+    assign(stack_lo[0], lo)  # (a row slice assignment compiles numba's shape-mismatch message: seconds)
+    assign(stack_hi[0], hi)
     top, used = 1, 1
     out_lo, out_hi = np.inf, -np.inf
     while top > 0:
@@ -257,7 +258,8 @@ def refined_enclosure(ops, feats, vals, length, lo, hi, low, high, budget):
             if low <= a and b <= high:
                 out_lo, out_hi = min(out_lo, a), max(out_hi, b)
             else:
-                stack_lo[top], stack_hi[top] = qlo, qhi
+                assign(stack_lo[top], qlo)
+                assign(stack_hi[top], qhi)
                 top += 1
     return out_lo, out_hi, True
 
@@ -279,16 +281,19 @@ def tight_enclosure(ops, feats, vals, length, lo, hi, budget):
     d = lo.shape[0]
     slo, shi = np.empty(length), np.empty(length)
     queue_lo, queue_hi = np.empty((budget, d)), np.empty((budget, d))
-    queue_lo[0], queue_hi[0] = lo, hi
+    assign(queue_lo[0], lo)
+    assign(queue_hi[0], hi)
     head, tail = 0, 1
     while tail + 2 <= budget:  # split the oldest piece in two
         j = _widest_feature(ops, feats, length, queue_lo[head], queue_hi[head])
         if j < 0:
             break
         mid = 0.5 * (queue_lo[head, j] + queue_hi[head, j])
-        queue_lo[tail], queue_hi[tail] = queue_lo[head], queue_hi[head]
+        assign(queue_lo[tail], queue_lo[head])
+        assign(queue_hi[tail], queue_hi[head])
         queue_hi[tail, j] = mid
-        queue_lo[tail + 1], queue_hi[tail + 1] = queue_lo[head], queue_hi[head]
+        assign(queue_lo[tail + 1], queue_lo[head])
+        assign(queue_hi[tail + 1], queue_hi[head])
         queue_lo[tail + 1, j] = mid
         head, tail = head + 1, tail + 2
     out_lo, out_hi = np.inf, -np.inf

@@ -625,7 +625,7 @@ def _plain_bases(Xt, single_features, pair_features, with_ratios, n_bases):
     for j in single_features:
         B.ops[nb, 0], B.feats[nb, 0], B.length[nb] = VAR, j, 1
         B.pair[nb, 0], B.pair[nb, 1] = j, j
-        B.values[nb] = Xt[j]
+        assign(B.values[nb], Xt[j])
         nb += 1
     n_pair = pair_features.shape[0]
     for u in range(n_pair):
@@ -666,7 +666,7 @@ def _shifted_bases(D, B, nb, pair_features, n_shifted, rc, W):
     n_pair = pair_features.shape[0]
     quart = np.empty((n_pair, 5))
     for u in range(n_pair):
-        quart[u] = _quartiles(Xt[pair_features[u]])
+        assign(quart[u], _quartiles(Xt[pair_features[u]]))
     n_pairs = n_pair * (n_pair - 1) // 2
     pair_p = np.empty((n_pairs, 3))
     pair_g = np.empty(n_pairs)
@@ -960,9 +960,9 @@ def _best_screened(D, B, C, picked, n_scr, S, k, coef, loss, budget, per_term, W
         kept = 0
         for t in range(k):
             if not replace[t]:
-                cols2[kept] = S.cols[t]
+                assign(cols2[kept], S.cols[t])
                 kept += 1
-        cols2[kept] = W.col
+        assign(cols2[kept], W.col)
         _, trial = _fit_sum(D, cols2[:kept + 1], coef2[:kept + 1])
         evals += 1
         rate = (loss - trial) / max(_complexity(B, kb, op, a, b, weights) + per_term - freed, 1)
@@ -982,10 +982,10 @@ def _add_term(B, C, q, op, a, b, col, S, k, weights, per_term):
     for t in range(k):
         if not replace[t]:
             S.base[kept], S.op[kept], S.a[kept], S.b[kept] = S.base[t], S.op[t], S.a[t], S.b[t]
-            S.cols[kept] = S.cols[t]
+            assign(S.cols[kept], S.cols[t])
             kept += 1
     S.base[kept], S.op[kept], S.a[kept], S.b[kept] = C.base[q], op, a, b
-    S.cols[kept] = col
+    assign(S.cols[kept], col)
     return kept + 1
 
 
@@ -1022,10 +1022,13 @@ def _refit_shifts(D, B, S, t, k, coef, coef2, offset, loss, wave, W):
         assign(coef[:k], coef2[:k])
         _residual(S.cols, k, coef, new_offset, D.y, w, t, W.r)
         return new_offset, new_loss, evals
-    B.ops[kb], B.feats[kb], B.vals[kb], B.length[kb] = old_ops, old_feats, old_vals, old_len
+    assign(B.ops[kb], old_ops)
+    assign(B.feats[kb], old_feats)
+    assign(B.vals[kb], old_vals)
+    B.length[kb] = old_len
     B.lo[kb], B.hi[kb] = old_lo, old_hi
-    B.values[kb] = W.col0
-    S.cols[t] = W.col
+    assign(B.values[kb], W.col0)
+    assign(S.cols[t], W.col)
     return offset, loss, evals
 
 
@@ -1060,7 +1063,7 @@ def _refit_term(D, B, S, t, k, coef, coef2, offset, loss, term_ops, n_ops, wave,
         S.op[t], S.a[t], S.b[t] = best_op, best_a, best_b
         assign(coef[:k], coef2[:k])
         return new_offset, new_loss, evals
-    S.cols[t] = W.col
+    assign(S.cols[t], W.col)
     return offset, loss, evals
 
 
@@ -1094,14 +1097,14 @@ def _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, per_term):
     t = 0
     while t < k - 1 and k > 1:
         for z in range(k - 1):
-            cols2[z] = S.cols[z if z < t else z + 1]
+            assign(cols2[z], S.cols[z if z < t else z + 1])
         new_offset, new_loss = _fit_sum(D, cols2[:k - 1], coef2[:k - 1])
         evals += 1
         cost = _term_cost(B, S, t, D.weights) + per_term
         if (new_loss - loss) / cost < 0.5 * rate:
             for z in range(t, k - 1):
                 S.base[z], S.op[z], S.a[z], S.b[z] = S.base[z + 1], S.op[z + 1], S.a[z + 1], S.b[z + 1]
-                S.cols[z] = S.cols[z + 1]
+                assign(S.cols[z], S.cols[z + 1])
             k -= 1
             offset, loss = new_offset, new_loss
             assign(coef[:k], coef2[:k])

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..._loss_kernels import pointwise_loss
-from ..._numba import argsort, njit
+from ..._numba import argsort, assign, njit
 from ...losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED
 from .._evaluator import _binary_aa, _unary_array
 from .._expressions import ADD, CONST, MUL, SUB, VAR
@@ -93,7 +93,9 @@ def _origin_slope(g, y, w, tau, loss_kind, f, t, v, slopes, mass, rows):
             num += w[i] * g[i] * y[i]
             den += w[i] * g[i] * g[i]
         return num / den if den > 0 else 0.0
-    f[:n], t[:n], v[:n] = g, y, w
+    assign(f[:n], g)  # (not f[:n] = g: a slice assignment compiles numba's shape-mismatch message)
+    assign(t[:n], y)
+    assign(v[:n], w)
     f[n], t[n], v[n] = 0.0, 0.0, 1.0
     return _slope_through(f, t, v, tau, n, slopes, mass, rows)[0]
 
