@@ -37,8 +37,8 @@ a wave of a shifted product needs no such heredity, as its pair was screened on 
 the pair's features are correlated, a wave of one of them can stand for the interaction and keep
 the other out of the sum: 620_fri_c1_1000_25 of PMLB, ``corr(x0, x1) = 0.89``).
 After a step, every term's inner constants are refitted on its partial residual (backfitting,
-its operator free among those no more complex), a term worth less per token than half the last
-one added leaves, and the candidates on the sum's bases are refitted on what they would
+its operator free among those no more complex), a term worth less per token than a share
+(``drop_share``, a half) of the last one added leaves, and the candidates on the sum's bases are refitted on what they would
 replace. It stops when no candidate lowers the loss, the sum reproduces the targets, or no
 candidate fits in ``maxsize``. Every step's sum (written by
 :func:`~parsimony.symbolic._terms.write_sum`, simplified) is one model: the search offers them to
@@ -65,10 +65,29 @@ from ._expressions import ABS, ADD, CONST, COS, CUBE, DIV, EXP, LOG, MUL, SIN, S
 from ._optimize import _solve_small
 from ._terms import least_squares_terms, pinball_regression, write_sum
 
-# numerical precision of the inner fits (not tuning: the stage's choices are in ``Knobs``)
+# numerical precision of the fits (not tuning: the stage's choices are in ``Knobs``)
 SNAP = 1e-6  # a = 1 or b = 0 (a shift of 0) is taken when it loses at most this fraction of the gain
 GOLDEN_STEPS = 24  # golden-section steps of a refit (0.618^24: 1e-5 of the bracket)
+GOLDEN = 0.6180339887498949  # (sqrt(5) - 1)/2: the golden section's step
 LM_STEPS = 30  # Levenberg-Marquardt steps refining a shifted product's shifts and frequency
+LM_DAMPING, LM_MIN_DAMPING = 1e-3, 1e-9  # its first and smallest damping (a share of the Hessian's diagonal)
+LM_SOFTER, LM_HARDER, LM_TRIES = 3.0, 4.0, 8  # damping / 3 after a step that lowers the loss, * 4 after one
+#                                               that does not, up to 8 tries a step
+TINY = 1e-300  # a sum of squares below this is zero (underflow, not data)
+COLLINEAR = 1e-12  # two columns whose Gram determinant is below this share of its diagonal's product are one
+BETTER = 1e-12  # a refit counts as better when it gains more than this fraction (rounding does not)
+ENTERS = 1e-9  # a term enters the sum when it lowers the sum's loss by more than this fraction
+EXACT = 1e-10  # a sum whose loss is this fraction of the best constant's reproduces the targets
+LOCAL_WIDTH, LOCAL_FLOOR = 0.1, 1e-3  # a local refit of an inner constant p: on p +- 0.1*max(|p|, 1e-3)
+# the starting points of an inner fit (_grid), on a base whose range has width ``span``: a wave's
+# frequency times ``span`` (radians over the range: half a period to 2 periods), exp's scale times
+# ``span``, the shift of log and sqrt past the base's minimum in units of ``span``, the shifts of
+# square, cube and abs at evenly spaced points of the range (and the constant-free form of each)
+WAVE_GRID = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
+EXP_GRID = (-4.0, -2.0, -1.0, -0.5, -0.25, 0.25, 0.5, 1.0, 2.0, 4.0)
+ROOT_GRID = (1e-3, 1e-2, 0.1, 0.3, 1.0, 3.0, 10.0)
+SHIFT_POINTS = 9
+GRID_ROOM = 16  # room for a grid: exp's, the longest, has 12 points
 LINEAR = -1  # the op of a term that is its base
 BASE_NODES = 7  # (x_i + b)*(x_j + c)
 TERM_NODES = BASE_NODES + 5  # a base, a*, +b and g
@@ -83,6 +102,7 @@ class Knobs(NamedTuple):
     backfit_passes: int
     shifted_pairs: int
     screen_steps: int
+    drop_share: float
 
 
 # ------------------------------------------------------------------------------ term values
@@ -121,7 +141,7 @@ def _gain(col, rc, w):
         d = col[i] - mean
         num += w[i] * d * rc[i]
         den += w[i] * d * d
-    if not (den > 1e-300 and den < np.inf and np.isfinite(num)):
+    if not (den > TINY and den < np.inf and np.isfinite(num)):
         return -1.0
     return num * num / den
 
@@ -149,7 +169,7 @@ def _two_columns(u, v, rc, w):
         sur += w[i] * du * rc[i]
         svr += w[i] * dv * rc[i]
     det = suu * svv - suv * suv
-    if not det > 1e-12 * (suu * svv) or not det > 0:
+    if not det > COLLINEAR * (suu * svv) or not det > 0:
         return 0.0, 0.0, -1.0
     bu = (svv * sur - suv * svr) / det
     bv = (suu * svr - suv * sur) / det
@@ -182,7 +202,7 @@ def _objective(base, op, p, rc, w, s, c):
 @njit(error_model="numpy")
 def _golden(base, op, lo, hi, rc, w, s, c, steps):
     """Golden-section search (``steps`` steps) of the gain on ``[lo, hi]``; returns ``(p, gain, phase)``."""
-    phi = 0.6180339887498949
+    phi = GOLDEN
     x1 = hi - phi * (hi - lo)
     x2 = lo + phi * (hi - lo)
     f1, b1 = _objective(base, op, x1, rc, w, s, c)
@@ -210,27 +230,27 @@ def _grid(op, lo, hi, out):
         span = max(abs(lo), 1.0)
     m = 0
     if op == SIN or op == COS:
-        for f in (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0):
+        for f in WAVE_GRID:
             out[m] = f / span
             m += 1
         out[m] = 1.0
         m += 1
     elif op == EXP:
-        for f in (-4.0, -2.0, -1.0, -0.5, -0.25, 0.25, 0.5, 1.0, 2.0, 4.0):
+        for f in EXP_GRID:
             out[m] = f / span
             m += 1
         out[m], out[m + 1] = 1.0, -1.0
         m += 2
     elif op == LOG or op == SQRT:
-        for f in (1e-3, 1e-2, 0.1, 0.3, 1.0, 3.0, 10.0):
+        for f in ROOT_GRID:
             out[m] = -lo + f * span
             m += 1
         if lo > 0 or (op == SQRT and lo == 0):
             out[m] = 0.0
             m += 1
     else:  # square, cube, abs: shifts across the range
-        for k in range(9):
-            out[m] = -(lo + span * k / 8.0)
+        for k in range(SHIFT_POINTS):
+            out[m] = -(lo + span * k / (SHIFT_POINTS - 1.0))
             m += 1
         out[m] = 0.0
         m += 1
@@ -336,7 +356,7 @@ def _local_inner(base, op, a, b, rc, w, ops_allowed, s, c):
     if op == LINEAR or op == SQUARE:
         return op, a, b, start
     p = a if (op == SIN or op == COS or op == EXP) else b
-    width = 0.1 * max(abs(p), 1e-3)
+    width = LOCAL_WIDTH * max(abs(p), LOCAL_FLOOR)
     q, g, phase = _golden(base, op, p - width, p + width, rc, w, s, c, GOLDEN_STEPS)
     if not g > start:
         return op, a, b, start
@@ -438,7 +458,7 @@ def _refine_shifts(xi, xj, p, gain, rc, w, base, s, c):
         m += w[r] * (rc[r] - bs * s[r] - bc * c[r])
     q[5] = m / sw
     loss = _wave_loss(xi, xj, q, rc, w)
-    lam = 1e-3
+    lam = LM_DAMPING
     jt = np.empty(6)
     H = np.empty((6, 6))
     g = np.empty(6)
@@ -460,25 +480,25 @@ def _refine_shifts(xi, xj, p, gain, rc, w, base, s, c):
                 for v in range(u, 6):
                     H[u, v] += w[r] * jt[u] * jt[v]
         improved = False
-        for _try in range(8):
+        for _try in range(LM_TRIES):
             A = np.empty((6, 6))
             for u in range(6):
                 for v in range(u, 6):
                     A[u, v] = H[u, v]
                     A[v, u] = H[u, v]
-                A[u, u] += lam * (H[u, u] + 1e-300)
+                A[u, u] += lam * (H[u, u] + TINY)
             assign(rhs, g)
             evals += 1
             if _solve_small(A, rhs, trial):
                 trial += q
                 new = _wave_loss(xi, xj, trial, rc, w)
                 if new < loss:
-                    improved = loss - new > 1e-12 * loss
+                    improved = loss - new > BETTER * loss
                     assign(q, trial)
                     loss = new
-                    lam = max(lam / 3.0, 1e-9)
+                    lam = max(lam / LM_SOFTER, LM_MIN_DAMPING)
                     break
-            lam *= 4.0
+            lam *= LM_HARDER
         if not improved:
             break
     if q[0] != 0.0 and np.isfinite(q).all():
@@ -578,7 +598,7 @@ def stage_data(Xt, y, w, loss_kind, tau, binops, unops, weights, maxsize) -> Dat
 def _work(n):
     """A :class:`Work` record for ``n`` rows."""
     return Work(np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n), np.empty(n),
-                np.empty(16), np.empty(3))
+                np.empty(GRID_ROOM), np.empty(3))
 
 
 @njit
@@ -966,7 +986,7 @@ def _best_screened(D, B, C, picked, n_scr, S, k, coef, loss, budget, per_term, W
         _, trial = _fit_sum(D, cols2[:kept + 1], coef2[:kept + 1])
         evals += 1
         rate = (loss - trial) / max(_complexity(B, kb, op, a, b, weights) + per_term - freed, 1)
-        if trial < loss - 1e-9 * abs(loss) - 1e-300 and rate > best_rate:
+        if trial < loss - ENTERS * abs(loss) - TINY and rate > best_rate:
             best_rate, best_q, best_op, best_a, best_b = rate, q, op, a, b
             assign(W.best, W.col)
     return best_rate, best_q, best_op, best_a, best_b, evals
@@ -1003,7 +1023,7 @@ def _refit_shifts(D, B, S, t, k, coef, coef2, offset, loss, wave, W):
     g0 = _shifted_gain(Xt[i], Xt[j], p3, W.r, w, W.col0, W.s, W.c)
     g3, used = _refine_shifts(Xt[i], Xt[j], p3, g0, W.r, w, W.col0, W.s, W.c)
     evals = used + 1
-    if not (g3 > g0 * (1.0 + 1e-12) and (p3[0] == 0.0 or B.shift[kb, 0] != 0.0)
+    if not (g3 > g0 * (1.0 + BETTER) and (p3[0] == 0.0 or B.shift[kb, 0] != 0.0)
             and (p3[1] == 0.0 or B.shift[kb, 1] != 0.0)):
         return offset, loss, evals
     old_ops, old_feats, old_vals, old_len = B.ops[kb].copy(), B.feats[kb].copy(), B.vals[kb].copy(), B.length[kb]
@@ -1051,7 +1071,7 @@ def _refit_term(D, B, S, t, k, coef, coef2, offset, loss, term_ops, n_ops, wave,
         op, a, b, g, used = _refit_inner(B.values[kb], g_op, S.a[t] if same else 1.0, S.b[t] if same else 0.0,
                                          B.lo[kb], B.hi[kb], W.r, D.w, D.allowed, W.grid, W.s, W.c)
         evals += used
-        if g > best_g * (1.0 + 1e-12) and _complexity(B, kb, op, a, b, D.weights) <= old_cplx:
+        if g > best_g * (1.0 + BETTER) and _complexity(B, kb, op, a, b, D.weights) <= old_cplx:
             best_g, best_op, best_a, best_b = g, op, a, b
     if best_op == S.op[t] and best_a == S.a[t] and best_b == S.b[t]:
         return offset, loss, evals
@@ -1084,15 +1104,15 @@ def _backfit(D, B, S, k, coef, coef2, offset, loss, term_ops, n_ops, wave, passe
                 evals += used
             offset, loss, used = _refit_term(D, B, S, t, k, coef, coef2, offset, loss, term_ops, n_ops, wave, W)
             evals += used
-        if not loss < before * (1.0 - 1e-12):
+        if not loss < before * (1.0 - BETTER):
             break
     return offset, loss, evals
 
 
 @njit(error_model="numpy")
-def _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, per_term):
-    """A term worth less per token than half ``rate`` (the last one added's) leaves the sum, for
-    good (the last term stays); returns ``(k, offset, loss, evaluations)``."""
+def _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, drop_share, per_term):
+    """A term worth less per token than ``drop_share`` of ``rate`` (the last one added's) leaves the
+    sum, for good (the last term stays); returns ``(k, offset, loss, evaluations)``."""
     evals = 0
     t = 0
     while t < k - 1 and k > 1:
@@ -1101,7 +1121,7 @@ def _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, per_term):
         new_offset, new_loss = _fit_sum(D, cols2[:k - 1], coef2[:k - 1])
         evals += 1
         cost = _term_cost(B, S, t, D.weights) + per_term
-        if (new_loss - loss) / cost < 0.5 * rate:
+        if (new_loss - loss) / cost < drop_share * rate:
             for z in range(t, k - 1):
                 S.base[z], S.op[z], S.a[z], S.b[z] = S.base[z + 1], S.op[z + 1], S.a[z + 1], S.b[z + 1]
                 assign(S.cols[z], S.cols[z + 1])
@@ -1184,7 +1204,7 @@ def _forward(D, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out):
     used = np.zeros(nc, dtype=np.bool_)
     picked, rates = np.empty(knobs.screened + 1, dtype=np.int64), np.empty(knobs.screened + 1)
     offset, loss = _fit_sum(D, S.cols[:0], coef[:0])  # the best constant, exactly
-    exact = 1e-10 * loss  # a sum this close reproduces the targets: no term can gain
+    exact = EXACT * loss  # a sum this close reproduces the targets: no term can gain
     evals = 1
     n_models = 0
     k = 0  # terms in the sum
@@ -1210,7 +1230,8 @@ def _forward(D, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out):
         offset, loss, n_evals = _backfit(D, B, S, k, coef, coef2, offset, loss, term_ops, n_ops, wave,
                                          knobs.backfit_passes, W)
         evals += n_evals
-        k, offset, loss, n_evals = _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, per_term)
+        k, offset, loss, n_evals = _backward(D, B, S, k, coef, coef2, cols2, offset, loss, rate, knobs.drop_share,
+                                               per_term)
         evals += n_evals
         evals += _refit_candidates(D, B, C, first, used, S, k, coef, offset, per_term, knobs.screen_steps, W)
         written = _write_model(D, B, S, k, coef, offset, out, n_models)

@@ -43,10 +43,15 @@ class AdditiveSettings:
     screen_steps: int = 12
     """Golden-section steps of a candidate's first fit (0.618^12: 3e-3 of the bracket), refitted
     to the full precision when screened."""
+    drop_share: float = 0.5
+    """After a step, a term of the sum worth less per token (the loss its removal costs) than this
+    share of the last term added's gain per token leaves (for good): a term the new one made
+    redundant stops costing tokens, one that still pays about as much stays."""
 
     def knobs(self) -> Knobs:
         """The kernel's record of these settings."""
-        return Knobs(self.screened, self.max_terms, self.backfit_passes, self.shifted_pairs, self.screen_steps)
+        return Knobs(self.screened, self.max_terms, self.backfit_passes, self.shifted_pairs, self.screen_steps,
+                     float(self.drop_share))
 
 
 class AdditiveSeeder(SampleSeeder):
