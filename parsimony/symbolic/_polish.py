@@ -25,7 +25,7 @@ from ._scaling import pinball_line
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
 POLISH_ROWS = 10_000  # past this many rows, the constants are polished on every k-th row (losses on all rows)
-PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT = range(3)  # what run_phase does
+PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT, PHASE_OFFSET = range(4)  # what run_phase does
 
 # records (named tuples: numba passes them to kernels, fields by name)
 Candidates = namedtuple("Candidates", [
@@ -37,7 +37,7 @@ Candidates = namedtuple("Candidates", [
 Candidates.__doc__ = "The final front's candidates of one entry, as :func:`front_candidates` writes them."
 
 Front = namedtuple("Front", [
-    "ops", "feats", "vals",  # (max_length,) the entry: its first length[0] nodes (set by the caller)
+    "ops", "feats", "vals",  # (max_length + 4,) the entry: its first length[0] nodes (set by the caller)
     "length",                # [0] its number of nodes
     "loss",                  # [0] its loss on the data
     "polish",                # [0] False: the entry's one candidate is itself, its loss computed
@@ -168,12 +168,29 @@ def run_phase(phase, population, data, ws, search, front):
     ``population`` (:func:`init_population`, returns 0), ``PHASE_EVOLVE`` runs one iteration of
     it (:func:`evolve_population`, returns the evaluations used), ``PHASE_FRONT`` writes the final
     front's candidates of the entry of ``front`` (:func:`front_candidates`, returns their number;
-    ``population`` unused). ``data`` is what they are scored on, ``ws`` the evaluator's workspace
-    and ``search`` the :data:`~parsimony.symbolic._engine.Search`.
+    ``population`` unused), ``PHASE_OFFSET`` gives that entry its loss-optimal offset
+    (:func:`_entry_offset`, returns its length). ``data`` is what they are scored on, ``ws`` the
+    evaluator's workspace and ``search`` the :data:`~parsimony.symbolic._engine.Search`.
     """
     if phase == PHASE_INIT:
         init_population(population, data, ws, search)
         return 0
     if phase == PHASE_EVOLVE:
         return evolve_population(population, data, ws, search)
+    if phase == PHASE_OFFSET:
+        return _entry_offset(front, data, ws, search.grammar.weights)
     return front_candidates(front, data, ws, search.grammar.weights)
+
+
+@njit
+def _entry_offset(front, data, ws, weights):
+    """The entry of the :data:`Front` ``front`` (of loss ``front.loss[0]``) with its offset (and
+    scale) constants at their loss-optimal values on ``data`` (:func:`free_offset`, no node
+    added): ``front.vals`` changed in place, the new loss in ``front.loss[0]``; returns its length.
+    (A phase of :func:`run_phase` rather than a kernel called from Python: a first fit does not
+    compile ``free_offset`` a second time.)"""
+    n = front.length[0]
+    child = (front.ops, front.feats, front.vals)
+    tree_loss(front.ops, front.feats, front.vals, n, data, ws)  # leaves the values in ws for free_offset
+    n, front.loss[0], _ = free_offset(child, n, front.loss[0], 0, n, data, ws, front.resid, weights, front.settings)
+    return n

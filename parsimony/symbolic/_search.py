@@ -23,13 +23,13 @@ from .._numba import compiled_kernels, precompile, restart_eta
 from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED, loss_from_code
 from ..metrics import coverage
 from . import _engine
-from ._engine import Grammar, KernelSettings, Population, Search, _line_form, free_offset, kernel_settings, simplify_tree
+from ._engine import Grammar, KernelSettings, Population, Search, _line_form, kernel_settings, simplify_tree
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
 from ._optimize import optimize_at, optimize_constants
 from ._polish import (
-    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, POLISH_EVALUATIONS, POLISH_ROWS, Candidates, Front, run_phase,
+    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_OFFSET, POLISH_EVALUATIONS, POLISH_ROWS, Candidates, Front, run_phase,
 )
 from ._random import new_state
 from .seeds import STAGES, Problem, sample_rows, seeders
@@ -315,9 +315,9 @@ class _Evolution:
                                                            (sub, sub_ws) if sub is not data else None)
         self.maxsize = settings.maxsize
         # the final front's record (run_phase, PHASE_FRONT); its candidates: an entry and the line a + b f around it
-        entry, cap = state.hall_of_fame.ops.shape[-1], state.hall_of_fame.ops.shape[-1] + 4
+        cap = state.hall_of_fame.ops.shape[-1] + 4
         self.front = Front(
-            np.empty(entry, dtype=np.int64), np.empty(entry, dtype=np.int64), np.empty(entry),
+            np.empty(cap, dtype=np.int64), np.empty(cap, dtype=np.int64), np.empty(cap),
             np.zeros(1, dtype=np.int64), np.zeros(1), np.zeros(1, dtype=bool), new_state(0),
             kernel_settings(self.maxsize, search.settings.baseline),  # no parsimony: offer any gain
             tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64)), np.empty(n),
@@ -380,9 +380,11 @@ class _Evolution:
                 vals, loss, snapped = trial, new, True
                 free.remove(i)
         if snapped and offset >= 0 and vals[offset] != 0.0:  # its loss-optimal value on all rows
-            tree_loss(ops, feats, vals, n, data, self.full_ws)  # leaves the values in the workspace
-            loss = free_offset((ops.copy(), feats.copy(), vals), n, loss, 0, n, data, self.full_ws, self.front.resid,
-                               self.search.grammar.weights, self.front.settings)[1]
+            front = self.front
+            front.ops[:n], front.feats[:n], front.vals[:n] = ops, feats, vals
+            front.length[0], front.loss[0] = n, loss
+            run_phase(PHASE_OFFSET, self.populations[0], data, self.full_ws, self.search, front)
+            loss, vals = float(front.loss[0]), front.vals[:n].copy()
         return loss, vals
 
     def _coverage(self, ops, feats, vals):
