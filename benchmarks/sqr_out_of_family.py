@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -118,14 +119,20 @@ SUITES = {"nguyen": NGUYEN, "keijzer": KEIJZER, "livermore": LIVERMORE, "strogat
 
 
 def ablation(name: str) -> dict:
-    """The SQR settings of an ablation: ``all``, ``none`` or ``-<stage>`` (all but that one)."""
+    """The SQR settings of an ablation: ``all``, ``none`` or ``-<stage>`` / ``no-<stage>`` (all but that one)."""
     if name == "all":
         return {}
     if name == "none":
         return {"stages": []}
-    if name.startswith("-") and name[1:] in STAGES:
-        return {"stages": [s for s in STAGES if s != name[1:]]}
+    left = name[1:] if name.startswith("-") else name[3:] if name.startswith("no-") else None
+    if left in STAGES:
+        return {"stages": [s for s in STAGES if s != left]}
     raise SystemExit(f"unknown ablation {name!r}: all, none or -<stage> with a stage among {STAGES}")
+
+
+def _ablation_args(argv) -> list:
+    """``argv`` with each ``-<stage>`` written ``no-<stage>`` (argparse would read it as an option)."""
+    return [f"no-{a[1:]}" if a.startswith("-") and a[1:] in STAGES else a for a in argv]
 
 
 def problems(suites) -> list:
@@ -164,7 +171,7 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--first", type=int, default=None, help="only the first N problems of each suite")
     parser.add_argument("--sympy-timeout", type=float, default=20.0)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_ablation_args(sys.argv[1:] if argv is None else argv))
     chosen = problems(args.suites)
     if args.first is not None:
         chosen = [(suite, p) for suite in args.suites for p in [q for s, q in chosen if s == suite][:args.first]]

@@ -9,12 +9,15 @@ criterion): ``--rows`` training rows (1,000) uniform in the ranges from
 and ``random_state=seed``; a model is a solution by SRBench's criterion (constants rounded to 3
 decimals, sympy simplification: ``model - truth`` a constant or ``model / truth`` a nonzero
 constant; each sympy step limited to ``--sympy-timeout`` seconds, a timeout is no solution).
+``--problem-set other`` runs the 59 other AI Feynman problems of SRBench's set instead (their
+formulas and ranges in ``benchmarks/feynman_other.txt``, written from the published AI Feynman
+tables; never tuned on), with the same protocol.
 
 Prints one line per problem (solved at each level, the model, fit CPU seconds, the model's and the
 formula's token complexity), then the solution rates beside SRBench's published rates and the
 median fit CPU. The suite's store is kept with ``--store`` (resumable), else a temporary one.
 
-    python benchmarks/sqr_recovery.py [--problems feynman_I_12_5 ... | --first 10 | --max-complexity 20]
+    python benchmarks/sqr_recovery.py [--problem-set feynman|other] [--problems feynman_I_12_5 ... | --first 10 | --max-complexity 20]
         [--noise 0 0.01] [--jobs 2] [--set maxsize=30] [--csv out.csv] [--store recovery.sqlite]
 """
 
