@@ -20,12 +20,12 @@ from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._engine import evolve_population, free_offset, init_population, simplify_tree, tree_complexity
 from ._evaluator import evaluate, tree_loss
 from ._expressions import ADD, CONST, MUL
-from ._optimize import optimize_constants
+from ._optimize import optimize_at, optimize_constants
 from ._scaling import pinball_line
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
 POLISH_ROWS = 10_000  # past this many rows, the constants are polished on every k-th row (losses on all rows)
-PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT, PHASE_OFFSET = range(4)  # what run_phase does
+PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT, PHASE_OFFSET, PHASE_REFIT = range(5)  # what run_phase does
 
 # records (named tuples: numba passes them to kernels, fields by name)
 Candidates = namedtuple("Candidates", [
@@ -48,6 +48,9 @@ Front = namedtuple("Front", [
     "sub",                   # Data the constants are polished on: the data, or every k-th row past POLISH_ROWS
     "sub_ws",                # the evaluator's workspace of ``sub``
     "out",                   # Candidates: what the call writes
+    "positions",             # (max_length + 4,) PHASE_REFIT: the constants it optimises, its first n_positions[0]
+    "n_positions",           # [0] their number
+    "refit_state",           # PHASE_REFIT's random state (set by the caller)
 ])
 Front.__doc__ = "The final front's working record: the entry the caller offers, and the buffers of its candidates."
 
@@ -169,7 +172,8 @@ def run_phase(phase, population, data, ws, search, front):
     it (:func:`evolve_population`, returns the evaluations used), ``PHASE_FRONT`` writes the final
     front's candidates of the entry of ``front`` (:func:`front_candidates`, returns their number;
     ``population`` unused), ``PHASE_OFFSET`` gives that entry its loss-optimal offset
-    (:func:`_entry_offset`, returns its length). ``data`` is what they are scored on, ``ws`` the
+    (:func:`_entry_offset`, returns its length), ``PHASE_REFIT`` optimises some of its constants
+    (:func:`_entry_refit`, returns 0). ``data`` is what they are scored on, ``ws`` the
     evaluator's workspace and ``search`` the :data:`~parsimony.symbolic._engine.Search`.
     """
     if phase == PHASE_INIT:
@@ -179,6 +183,8 @@ def run_phase(phase, population, data, ws, search, front):
         return evolve_population(population, data, ws, search)
     if phase == PHASE_OFFSET:
         return _entry_offset(front, data, ws, search.grammar.weights)
+    if phase == PHASE_REFIT:
+        return _entry_refit(front, data, ws)
     return front_candidates(front, data, ws, search.grammar.weights)
 
 
@@ -194,3 +200,16 @@ def _entry_offset(front, data, ws, weights):
     tree_loss(front.ops, front.feats, front.vals, n, data, ws)  # leaves the values in ws for free_offset
     n, front.loss[0], _ = free_offset(child, n, front.loss[0], 0, n, data, ws, front.resid, weights, front.settings)
     return n
+
+
+@njit
+def _entry_refit(front, data, ws):
+    """The constants of the entry of the :data:`Front` ``front`` (of loss ``front.loss[0]``) at
+    ``front.positions[:front.n_positions[0]]`` optimised on ``data`` (:func:`optimize_at`:
+    ``POLISH_EVALUATIONS`` evaluations, no restart, 4 reweighted steps, random state
+    ``front.refit_state``), the others as they are: ``front.vals`` changed in place, the new loss
+    in ``front.loss[0]``; returns 0. (A phase of :func:`run_phase`, as :func:`_entry_offset`.)"""
+    positions = front.positions[:front.n_positions[0]]
+    front.loss[0] = optimize_at(positions, front.ops, front.feats, front.vals, front.length[0], data, ws,
+                                front.refit_state, front.loss[0], POLISH_EVALUATIONS, 0, 4)
+    return 0

@@ -27,9 +27,9 @@ from ._engine import Grammar, KernelSettings, Population, Search, _line_form, ke
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
-from ._optimize import optimize_at, optimize_constants
+from ._optimize import optimize_constants
 from ._polish import (
-    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_OFFSET, POLISH_EVALUATIONS, POLISH_ROWS, Candidates, Front, run_phase,
+    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_OFFSET, PHASE_REFIT, POLISH_ROWS, Candidates, Front, run_phase,
 )
 from ._random import new_state
 from .seeds import STAGES, Problem, sample_rows, seeders
@@ -322,7 +322,8 @@ class _Evolution:
             kernel_settings(self.maxsize, search.settings.baseline),  # no parsimony: offer any gain
             tuple(np.empty(self.maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64)), np.empty(n),
             sub, sub_ws, Candidates(np.empty((3, cap), dtype=np.int64), np.empty((3, cap), dtype=np.int64), np.empty((3, cap)),
-                       np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64)))
+                       np.empty(3, dtype=np.int64), np.empty(3), np.empty(3, dtype=np.int64)),
+            np.empty(cap, dtype=np.int64), np.zeros(1, dtype=np.int64), new_state(0))
         # each population's kernel record, built once (views of the state's arrays, changed in place);
         # its candidates go to the hall of fame, or to the batch candidates when batching
         hofs = state.hall_of_fame if self.batches is None else self.batches.candidates
@@ -373,8 +374,7 @@ class _Evolution:
             new = tree_loss(ops, feats, trial, n, data, self.full_ws)
             others = np.array([j for j in free if j != i], dtype=np.int64)
             if refit and others.size and np.isfinite(new):
-                new = optimize_at(others, ops, feats, trial, n, data, self.full_ws, new_state(0), new,
-                                  POLISH_EVALUATIONS, 0, 4)
+                new, trial = self._refit(ops, feats, trial, others, new)
             if (np.isfinite(new) and new <= base + allowance
                     and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):
                 vals, loss, snapped = trial, new, True
@@ -386,6 +386,19 @@ class _Evolution:
             run_phase(PHASE_OFFSET, self.populations[0], data, self.full_ws, self.search, front)
             loss, vals = float(front.loss[0]), front.vals[:n].copy()
         return loss, vals
+
+    def _refit(self, ops, feats, vals, positions, loss):
+        """``(loss, vals)`` of the expression (of loss ``loss``) with its constants at ``positions``
+        optimised on all rows, the others as they are (``run_phase``, ``PHASE_REFIT``:
+        :func:`~parsimony.symbolic._optimize.optimize_at` from a fresh random state, with
+        ``POLISH_EVALUATIONS`` evaluations)."""
+        front, n, k = self.front, len(ops), len(positions)
+        front.ops[:n], front.feats[:n], front.vals[:n] = ops, feats, vals
+        front.length[0], front.loss[0], front.n_positions[0] = n, loss, k
+        front.positions[:k] = positions
+        front.refit_state[:] = new_state(0)
+        run_phase(PHASE_REFIT, self.populations[0], self.data, self.full_ws, self.search, front)
+        return float(front.loss[0]), front.vals[:n].copy()
 
     def _coverage(self, ops, feats, vals):
         """:func:`~parsimony.metrics.coverage` of the expression on the training rows."""
@@ -415,8 +428,6 @@ class _Evolution:
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
-                    (optimize_at, (np.zeros(1, dtype=np.int64), ops, feats, vals, n, data, ws, state, 0.0, 1, 0, 4),
-                     "helper"),
                     *helpers,
                     (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
 
