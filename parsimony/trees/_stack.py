@@ -146,14 +146,12 @@ def _refine_bounds(problem, memo, frames, f, buffers):
 
 @njit
 def search(problem, memo, frames, max_steps):
-    """Run the search for at most ``max_steps`` node expansions.
-
-    Returns DONE (the root has returned), PAUSED (out of steps), NEED_SPACE (the caller must
-    grow the table; ``memo.counters[3]`` is the entry limit) or, under BOUND_HOST, NEED_BOUNDS (the
-    caller must register ``frames.requests`` with their bounds). ``frames.top[0]`` keeps the stack
-    height so the next call resumes. The records are unpacked once here: passing a record to a
-    helper costs a reference count per array, so the per-frame steps below work on plain arrays.
-    """
+    """Run the search for at most ``max_steps`` node expansions; returns DONE (the root has returned),
+    PAUSED (out of steps), NEED_SPACE (the caller must grow the table; ``memo.counters[3]`` is the
+    entry limit) or, under BOUND_HOST, NEED_BOUNDS (the caller must register ``frames.requests``
+    with their bounds). ``frames.top[0]`` keeps the stack height so the next call resumes. The
+    records are unpacked once here: passing a record to a helper costs a reference count per
+    array, so the per-frame steps below work on plain arrays."""
     n_feat = problem.feature_bits.shape[0]
     fbits = problem.feature_bits
     unlimited = problem.unlimited
