@@ -1,0 +1,121 @@
+"""model_selection="cost" under noise: a row without fitted constants that no longer row beats by
+more than the Schwarz price of its tokens is the law (fronts built by hand, no search)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from parsimony.metrics import pinball_loss
+from parsimony.symbolic import select_equation
+from parsimony.symbolic._expressions import CONST, MUL, VAR
+from parsimony.symbolic._front import calibration_tolerance
+from parsimony.symbolic.regressor import ROWS_PER_TOKEN, fitted_constants
+
+N = 1000
+
+
+def _data(truth, noise=0.01, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.column_stack([rng.uniform(1, 5, N), rng.uniform(1, 2, N)])
+    f = truth(X)
+    e = rng.normal(0.0, noise * np.sqrt(np.mean(f ** 2)), N)
+    return X, f + e - np.median(e)  # noise of median 0: the law covers half the targets
+
+
+def _law(X):  # rho_0 / sqrt(1 - v^2 / c^2) with c = 3: no fitted constant
+    return X[:, 0] / np.sqrt(1 - X[:, 1] ** 2 / 9)
+
+
+def _wave(X):  # a longer law, no fitted constant either
+    return _law(X) + np.sin(6 * np.pi * X[:, 1]) / 10  # three periods: the law stays calibrated
+
+
+def _front(X, y, rows):
+    """A front of ``(complexity, prediction, fitted constants)`` rows, as select_equation reads it."""
+    loss = [pinball_loss(y, p, 0.5) for _, p, _ in rows]
+    frame = pd.DataFrame({"complexity": [c for c, _, _ in rows], "loss": loss, "score": 0.0,
+                          "coverage": [np.mean(y <= p) for _, p, _ in rows]})
+    assert np.all(np.diff(frame.loss) < 0), "a front: each longer row fits better"
+    return frame, [k for _, _, k in rows]
+
+
+def _candidates(X, y):
+    """The best constant, a fitted line, the law, the law plus a fitted wiggle
+    (which can only fit the noise), the longer law: predictions with their complexity and
+    fitted constants."""
+    slope = np.median(y / X[:, 0])
+    offset = np.median(y - slope * X[:, 0])  # calibrated, as the search's rows are
+    wiggle = np.sin(37 * X[:, 1])
+    amplitude = np.dot(y - _law(X), wiggle) / np.dot(wiggle, wiggle)
+    return [(1, np.full(N, np.median(y)), 1), (5, slope * X[:, 0] + offset, 2), (17, _law(X), 0),
+            (23, _law(X) + amplitude * wiggle, 1), (25, _wave(X), 0)]
+
+
+def _select(frame, fitted=None, n=N, quantile=0.5):
+    return select_equation(frame, "cost", quantile, calibration_tolerance(quantile, np.ones(N)), n_samples=n,
+                           baseline=pinball_loss(frame.attrs["y"], np.full(N, np.quantile(frame.attrs["y"], quantile)),
+                                                 quantile), fitted_constants=fitted)
+
+
+def _frame(truth, keep):
+    X, y = _data(truth)
+    rows = [r for i, r in enumerate(_candidates(X, y)) if i in keep]
+    frame, fitted = _front(X, y, rows)
+    frame.attrs["y"] = y
+    return frame, fitted
+
+
+def test_the_constant_free_row_within_the_noise_is_chosen():
+    frame, fitted = _frame(_law, keep={0, 1, 2, 3})
+    cost_choice = _select(frame)
+    assert frame.complexity[cost_choice] == 5  # the cost alone keeps the line: the law buys < 1.6% a token
+    # the fitted wiggle lowers the loss by less than its tokens' Schwarz price: the law is chosen
+    assert frame.complexity[_select(frame, fitted)] == 17
+    # too few rows per unit of the law's complexity: an interpolation, not a law
+    assert frame.complexity[_select(frame, fitted, n=ROWS_PER_TOKEN * 17 - 1)] == 5
+
+
+def test_a_real_improvement_is_not_given_up_for_a_constant_free_row():
+    # the data follow the longer law: it beats the shorter one by far more than its tokens' price
+    frame, fitted = _frame(_wave, keep={0, 1, 2, 4})
+    assert frame.complexity[_select(frame, fitted)] == 25
+    # and when the better longer row has a fitted constant, the shorter law is not chosen either
+    assert frame.complexity[_select(frame, [1, 2, 0, 1])] != 17
+    assert _select(frame, [1, 2, 0, 1]) == _select(frame)
+
+
+def test_rows_with_fitted_constants_keep_the_cost_choice():
+    frame, _ = _frame(_law, keep={0, 1, 2, 3})
+    assert _select(frame, [1, 2, 1, 1]) == _select(frame)
+    assert _select(frame, None) == _select(frame)
+
+
+def test_an_uncalibrated_law_is_not_chosen():
+    frame, fitted = _frame(_law, keep={0, 1, 2, 3})
+    # at tau .9 the median law covers half the targets: not calibrated, the cost choice stands
+    assert _select(frame, fitted, quantile=0.9) == _select(frame, None, quantile=0.9)
+
+
+def test_fitted_constants_are_counted_and_checked():
+    ops = np.array([CONST, VAR, MUL, CONST, MUL, CONST, MUL, CONST, MUL])
+    assert fitted_constants(ops, [2.0, 0, 0, 0.5, 0, -3.0, 0, 1e30, 0]) == 2  # 0.5 and 1e30
+    assert fitted_constants(np.array([VAR]), [0.0]) == 0
+    frame, fitted = _frame(_law, keep={0, 1, 2, 3})
+    with pytest.raises(ValueError, match="fitted_constants must give one count per row"):
+        _select(frame, fitted[:-1])
+
+
+def test_the_estimator_selects_with_its_rows_fitted_constants(monkeypatch):
+    from parsimony.symbolic import SymbolicQuantileRegressor, regressor
+
+    seen = []
+
+    def recording(equations, *args, **kwargs):
+        seen.append(kwargs.get("fitted_constants"))
+        return select_equation(equations, *args, **kwargs)
+
+    monkeypatch.setattr(regressor, "select_equation", recording)
+    X, y = _data(_law)
+    model = SymbolicQuantileRegressor(niterations=3, populations=2, population_size=20, random_state=0,
+                                      progress=False).fit(X[:300], y[:300])
+    assert seen == [[fitted_constants(r["ops"], r["vals"]) for r in model._fronts[0]]]
