@@ -517,10 +517,16 @@ def with_time_limit(fn, args=(), seconds: float = SYMPY_TIMEOUT):
 
 
 def round_constants(expr, decimals: int = 3):
-    """``expr`` with every float rounded to ``decimals`` decimal places (SRBench's rounding)."""
+    """``expr`` with every float rounded to ``decimals`` decimal places (SRBench's rounding); one that
+    rounds to a whole number becomes that integer, so that ``sqrt(1.0 - u**2)`` cancels against the
+    truth's ``sqrt(1 - u**2)`` (sympy keeps a float 1.0 apart from the integer 1)."""
     import sympy
 
-    return expr.xreplace({n: sympy.Float(round(float(n), decimals)) for n in expr.atoms(sympy.Float)})
+    def rounded(value):
+        value = round(float(value), decimals)
+        return sympy.Integer(int(value)) if value.is_integer() else sympy.Float(value)
+
+    return expr.xreplace({n: rounded(n) for n in expr.atoms(sympy.Float)})
 
 
 def _simplify(expr):

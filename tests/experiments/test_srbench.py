@@ -79,6 +79,9 @@ LINEAR = [("feynman_toy_lin", "2*a + 3*b", [("a", 1.0, 5.0), ("b", 1.0, 2.0)]),
     (0.50004 * x * sympy.sin(y), x * sympy.sin(y) / 2),            # equal once rounded to 3 decimals
     ((x + y) * (x - y), x ** 2 - y ** 2),                          # equal after simplification
     (2.0 / (1 + x), 1 / (x + 1)),
+    # a whole float inside a nonlinearity: sympy keeps 1.0 apart from the truth's 1 unless rounded to it
+    ((x - 1.0 * y * z) / sympy.sqrt(1.0 - z ** 2 / y ** 2), (x - y * z) / sympy.sqrt(1 - z ** 2 / y ** 2)),
+    (sympy.sqrt(0.99996 - z ** 2), sympy.sqrt(1 - z ** 2)),
 ])
 def test_equivalent_forms_are_solutions(model, truth):
     assert srbench.symbolic_solution(model, truth) == "yes"
@@ -92,6 +95,7 @@ def test_equivalent_forms_are_solutions(model, truth):
     (2.0 * x * y + 3, x * y),                                      # rescaled and shifted: neither a difference nor a ratio
     (sympy.Float(1.7), x),                                         # a constant model of a varying truth
     (0.0004 * x, x),                                               # rounds to the constant 0
+    (sympy.sqrt(1.002 - z ** 2), sympy.sqrt(1 - z ** 2)),          # 1.002 is not the whole 1
 ])
 def test_near_misses_are_not_solutions(model, truth):
     assert srbench.symbolic_solution(model, truth) == "no"
