@@ -125,10 +125,7 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
         rows = np.flatnonzero(ok)
         if model_selection == "best":
             return int(rows[np.argmax(score[rows])])
-        if n_samples is None or not n_samples > 1:
-            raise ValueError(f"model_selection='sic' needs n_samples > 1, got {n_samples!r}")
-        with np.errstate(divide="ignore"):
-            criterion = (0.5 if squared_loss else 1.0) * np.log(loss) + c * np.log(n_samples) / (2.0 * n_samples)
+        criterion = _schwarz_criterion(loss, c, n_samples, squared_loss, "model_selection='sic' needs")
         return int(rows[np.argmin(criterion[rows])])
     x = (c - c[0]) / max(c[-1] - c[0], 1e-300)
     span = loss[0] - loss.min()
@@ -146,15 +143,21 @@ def _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, 
     if fitted.shape != loss.shape:
         raise ValueError(f"fitted_constants must give one count per row of the front ({len(loss)}), "
                          f"got shape {fitted.shape}")
-    if not n_samples > 1:
-        raise ValueError(f"n_samples must be > 1 with fitted_constants, got {n_samples!r}")
-    with np.errstate(divide="ignore"):
-        criterion = (0.5 if squared_loss else 1.0) * np.log(loss) + c * np.log(n_samples) / (2.0 * n_samples)
+    criterion = _schwarz_criterion(loss, c, n_samples, squared_loss, "fitted_constants needs")
     rows = np.flatnonzero(c >= c[choice])
     law = int(rows[np.argmin(criterion[rows])])
     if fitted[law] == 0 and calibrated[law] and n_samples >= ROWS_PER_TOKEN * c[law]:
         return law
     return choice
+
+
+def _schwarz_criterion(loss, c, n_samples, squared_loss, who: str) -> np.ndarray:
+    """Schwarz criterion of quantile regression per row, ``log(loss) + c log(n) / (2n)`` (``log(loss) / 2``
+    for a squared loss); ``who`` starts the error when ``n_samples`` is not above 1."""
+    if n_samples is None or not n_samples > 1:
+        raise ValueError(f"{who} n_samples > 1, got {n_samples!r}")
+    with np.errstate(divide="ignore"):
+        return (0.5 if squared_loss else 1.0) * np.log(loss) + c * np.log(n_samples) / (2.0 * n_samples)
 
 
 def fitted_constants(ops, vals) -> int:
@@ -166,8 +169,8 @@ def fitted_constants(ops, vals) -> int:
 
 def certified_box(lo, hi, y) -> Box:
     """The :data:`~parsimony.symbolic._intervals.Box` of features in ``[lo, hi]`` whose admitted
-    expressions' enclosures lie within :data:`ENCLOSURE_SPANS` ranges of the targets ``y`` of
-    the targets' range."""
+    expressions' enclosures lie within :data:`ENCLOSURE_SPANS` times the range of the targets
+    ``y`` beyond them."""
     low, high = float(np.min(y)), float(np.max(y))
     span = high - low if high > low else max(abs(low), abs(high)) or 1.0
     return make_box(lo, hi, low - ENCLOSURE_SPANS * span, high + ENCLOSURE_SPANS * span)
