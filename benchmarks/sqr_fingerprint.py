@@ -20,6 +20,7 @@ import sys
 
 import numpy as np
 
+from parsimony.losses import Pinball
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes
 from parsimony.symbolic._search import SearchSettings, run_search
@@ -84,7 +85,7 @@ def cases():
     def search(seed, **kw):
         settings = SearchSettings(**{**BUDGET, "maxsize": 20, **kw})
         binops, unops, _ = operator_codes(list(DEFAULT_OPERATORS))
-        return run_search(X, y, w, 2, 0.3, binops, unops, complexity_weights(dict(TOKEN_COMPLEXITY)), settings, seed)
+        return run_search(X, y, w, Pinball(0.3), binops, unops, complexity_weights(dict(TOKEN_COMPLEXITY)), settings, seed)
 
     return [
         ("median", lambda: fit(0)),

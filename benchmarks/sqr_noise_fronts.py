@@ -46,7 +46,7 @@ def front_of(job) -> tuple:
     model.fit(X, y)
     cpu = time.process_time() - start
     w = np.ones(len(y))
-    baseline = constant_baseline(y, w, Pinball(args["tau"]).code, args["tau"])
+    baseline = constant_baseline(y, w, Pinball(args["tau"]))
     names = {sympy.Symbol(f"x{j}"): sympy.Symbol(n) for j, n in enumerate(problem.features)}
     truth = problem.truth()
     rows, losses = [], []

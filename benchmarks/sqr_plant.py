@@ -27,7 +27,7 @@ from sqr_friedman1 import parse_settings, suite_seed  # noqa: E402
 
 from parsimony.experiments.runner import fold_indices  # noqa: E402
 from parsimony.experiments.suites import load_benchmark_dataset  # noqa: E402
-from parsimony.losses import LOSS_PINBALL  # noqa: E402
+from parsimony.losses import Pinball  # noqa: E402
 from parsimony.metrics import normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor  # noqa: E402
 from parsimony.symbolic._evaluator import evaluate, make_data, make_workspace, tree_loss  # noqa: E402
@@ -62,7 +62,7 @@ def plant(model, X, y, tokens, copies, weights):
         raise SystemExit(f"the shape has {len(ops)} nodes, more than maxsize allows ({max_length})")
     tau = float(model.quantiles_[0])
     data = make_data(np.ascontiguousarray(X.T), np.ascontiguousarray(y, dtype=float), np.ones(len(y)),
-                     LOSS_PINBALL, tau)
+                     Pinball(tau))
     ws = make_workspace(max_length, len(y))
     values = np.empty(len(y))
     evaluate(ops, feats, vals, len(ops), data.Xt, ws, values)
@@ -75,7 +75,7 @@ def plant(model, X, y, tokens, copies, weights):
         for i in range(copies):
             pops.ops[p, i, :len(ops)], pops.feats[p, i, :len(ops)], pops.vals[p, i, :len(ops)] = ops, feats, vals
             pops.length[p, i], pops.loss[p, i], pops.complexity[p, i] = len(ops), loss, complexity
-    base = constant_baseline(data.y, data.w, LOSS_PINBALL, tau)
+    base = constant_baseline(data.y, data.w, Pinball(tau))
     return loss / base, complexity
 
 

@@ -46,7 +46,7 @@ def front_rows(X, y, train, test, tau, fold, settings):
     model = SymbolicQuantileRegressor(quantile=tau, random_state=fold, progress=False, n_jobs=1,
                                       **settings).fit(X[train], y[train])
     w = np.ones(len(train))
-    common = {"n_samples": len(train), "baseline": constant_baseline(y[train], w, Pinball(tau).code, tau),
+    common = {"n_samples": len(train), "baseline": constant_baseline(y[train], w, Pinball(tau)),
               "tolerance": calibration_tolerance(tau, w)}
     rows = []
     for row, eq in enumerate(model.equations_.itertuples()):

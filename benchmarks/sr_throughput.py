@@ -20,6 +20,7 @@ import time
 import numpy as np
 from numba import njit
 
+from parsimony.losses import Squared
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._evaluator import eval_tree, make_data, make_workspace, tree_loss
 from parsimony.symbolic._expressions import from_tokens
@@ -48,7 +49,7 @@ def single_expression(repeats: int) -> tuple[float, float]:
     ops, feats, vals = from_tokens(["x1", "x2", "mul", "x3", "cos", "add"])
     Xt = np.ascontiguousarray(X.T)
     ws = make_workspace(len(ops), 200)
-    data = make_data(Xt, y, np.ones(200), 0, 0.5)
+    data = make_data(Xt, y, np.ones(200), Squared())
     _repeat_eval(ops, feats, vals, len(ops), Xt, ws, 10)
     _repeat_loss(ops, feats, vals, len(ops), data, ws, 10)
     reps = 100_000

@@ -63,12 +63,20 @@ Workspace = namedtuple("Workspace", [
 Workspace.__doc__ = "The evaluator's preallocated buffers (:func:`make_workspace`)."
 
 
-def make_data(Xt, y, w, loss_kind, tau, box=None) -> Data:
+def make_data(Xt, y, w, loss, box=None) -> Data:
     """The :data:`Data` record of feature-major ``Xt``, targets ``y`` and weights ``w``, scored by
-    the loss of code ``loss_kind`` (``tau`` its quantile level); an expression not certified on
-    ``box`` (an :data:`~parsimony.symbolic._intervals.Box`; None: no check) scores ``inf``."""
+    ``loss`` (a :class:`~parsimony.losses.Loss`: its code and level go to the kernels); an
+    expression not certified on ``box`` (an :data:`~parsimony.symbolic._intervals.Box`; None: no
+    check) scores ``inf``."""
     box = inactive_box(Xt.shape[0]) if box is None else box
-    return Data(Xt, y, w, float(w.sum()), int(loss_kind), float(tau), bool(np.all(w == w[0])), box)
+    return Data(Xt, y, w, float(w.sum()), int(loss.code), float(loss.tau), bool(np.all(w == w[0])), box)
+
+
+def data_rows(data: Data, rows) -> Data:
+    """The :data:`Data` record of ``data``'s rows ``rows`` (an index array; copies), same loss and box."""
+    w = data.w[rows]
+    return data._replace(Xt=np.ascontiguousarray(data.Xt[:, rows]), y=data.y[rows], w=w, wsum=float(w.sum()),
+                         uniform_weights=bool(np.all(w == w[0])))
 
 
 def make_workspace(max_length: int, n_rows: int) -> Workspace:

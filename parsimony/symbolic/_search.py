@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._numba import compiled_kernels, precompile, restart_eta
-from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED, loss_from_code
+from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
 from ..metrics import coverage
 from . import _engine
 from ._engine import Grammar, KernelSettings, Population, Search, _line_form, kernel_settings, simplify_tree
-from ._evaluator import evaluate, make_data, make_workspace, tree_loss
+from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
 from ._optimize import optimize_constants
@@ -122,9 +122,10 @@ def feature_probabilities(X, y, w, relevance, max_rows=10_000):
     return (1 - relevance) * even + relevance * r2 / r2.sum()
 
 
-def constant_baseline(y, w, loss_kind, tau) -> float:
-    """Loss of the best constant prediction (used to normalise losses in the cost); 1 when it is 0."""
-    value = loss_from_code(loss_kind, tau).baseline(y, w)
+def constant_baseline(y, w, loss) -> float:
+    """Loss of the best constant prediction under ``loss`` (a :class:`~parsimony.losses.Loss`;
+    used to normalise losses in the cost); 1 when it is 0."""
+    value = loss.baseline(y, w)
     return value if value > 0 else 1.0
 
 
@@ -258,8 +259,7 @@ class _Batches:
         data = self.data
         for q in range(len(pop_data)):
             idx = np.sort(self.rng.choice(data.y.shape[0], size=self.batch, replace=False))
-            pop_data[q] = make_data(np.ascontiguousarray(data.Xt[:, idx]), data.y[idx], data.w[idx], data.loss_kind,
-                                    data.tau, data.box)
+            pop_data[q] = data_rows(data, idx)
 
     @staticmethod
     def rescore(populations: Populations, pop_data, ws):
@@ -291,8 +291,7 @@ def _polish_rows(data, ws, max_length, max_rows=POLISH_ROWS):
         return data, ws
     rows = np.flatnonzero(data.w > 0)
     rows = rows[::max(1, math.ceil(rows.size / max_rows))]
-    sub = make_data(np.ascontiguousarray(data.Xt[:, rows]), data.y[rows].copy(), data.w[rows].copy(), data.loss_kind,
-                    data.tau, data.box)
+    sub = data_rows(data, rows)
     return sub, make_workspace(max_length, rows.size)
 
 
@@ -527,7 +526,7 @@ def search_fronts(X, y, w, plan, previous=None) -> EngineFit:
     fronts, statuses, evaluations, states, sizes = [], [], 0, [], []
     for q, loss, s, resume in zip(plan.quantiles, plan.losses, seeds, previous):
         plan.settings.description = f"SQR tau={q:g}"
-        result = run_search(X, y, w, loss.code, loss.tau, plan.binops, plan.unops, plan.weights, plan.settings,
+        result = run_search(X, y, w, loss, plan.binops, plan.unops, plan.weights, plan.settings,
                             int(s), resume=resume, box=plan.box)
         fronts.append(result.front)
         statuses.append(result.status)
@@ -537,9 +536,10 @@ def search_fronts(X, y, w, plan, previous=None) -> EngineFit:
     return EngineFit(fronts, statuses, evaluations, states, sizes)
 
 
-def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: SearchSettings, seed: int,
+def run_search(X, y, w, loss, binops, unops, weights, settings: SearchSettings, seed: int,
                resume: SearchState | None = None, box=None) -> SearchResult:
-    """Run regularized evolution on ``(X, y, w)`` and return the Pareto front.
+    """Run regularized evolution on ``(X, y, w)`` scored by ``loss`` (a
+    :class:`~parsimony.losses.Loss`) and return the Pareto front.
 
     With ``resume`` (the ``state`` of an earlier result for a search of the same shape) the
     populations and halls of fame go on from where that search stopped, on this data, and
@@ -553,18 +553,18 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
     w = np.ascontiguousarray(w, dtype=np.float64)
-    data = make_data(Xt, y, w, loss_kind, tau, box)
+    data = make_data(Xt, y, w, loss, box)
     feature_cdf = np.cumsum(feature_probabilities(X, y, w, settings.feature_relevance))
     batch = settings.batch_rows(n)
     signature = (d, settings.maxsize, settings.populations, settings.population_size,
                  tuple(np.asarray(weights).tolist()), tuple(np.asarray(binops).tolist()),
-                 tuple(np.asarray(unops).tolist()), int(loss_kind), float(tau), batch)
+                 tuple(np.asarray(unops).tolist()), data.loss_kind, data.tau, batch)
     digest = _data_digest(Xt, y, w, data.box.lo, data.box.hi, np.array([data.box.low, data.box.high, data.box.active]))
     warm = resume is not None and resume.signature == signature
     # a resumed search works on a copy: the caller's state stays as it was
     state = copy.deepcopy(resume) if warm else _fresh_state(signature, digest, seed, settings, batch)
     search = Search(Grammar(binops, unops, weights, feature_cdf), _mutation_vector(settings.mutation_weights),
-                    search_kernel_settings(settings, constant_baseline(y, w, loss_kind, tau)), state.freq_global)
+                    search_kernel_settings(settings, constant_baseline(y, w, loss)), state.freq_global)
     run = _Evolution(state, data, search, settings, batch)
     # the time limit is on the search: a step that compiled kernels (a first fit in a fresh
     # process) does not count, or a 4 s limit would end the search after its first iteration
@@ -575,7 +575,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
     evaluations = 0 if warm else settings.populations * settings.population_size
     if not warm:
         run.initialise()
-        used, state.certificate = _seed(run, stages, Problem(X, y, w, loss_kind, tau, binops, unops, weights,
+        used, state.certificate = _seed(run, stages, Problem(X, y, w, data.loss_kind, data.tau, binops, unops, weights,
                                                              settings.maxsize, feature_probabilities(X, y, w, 1.0)))
         evaluations += used
     elif resume.data_digest != digest:
@@ -619,7 +619,7 @@ def run_search(X, y, w, loss_kind, tau, binops, unops, weights, settings: Search
             progress.close()
 
     # the front's seed comes from a copy of rng, so a resumed search draws what one long search would
-    front = _final_front(run, state.hall_of_fame, data, weights, settings.maxsize,
+    front = _final_front(run, state.hall_of_fame, data, loss, weights, settings.maxsize,
                          int(copy.deepcopy(state.rng).integers(0, 2**62)), search.settings.baseline)
     size, best, final = state.certificate
     front = _merged(front, final, run, np.asarray(weights), search.settings.baseline)
@@ -718,11 +718,12 @@ SNAP_PRICE = 1e-3
 SNAP_MIN_ROWS = 100
 
 
-def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed, baseline):
+def _final_front(run: _Evolution, hof: HallsOfFame, data, loss, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, make integral the
     constants that may be (:meth:`_Evolution.snap_constants`: at a price of at most
     :data:`SNAP_PRICE` of the best constant's loss ``baseline``; not on integer targets nor on
-    fewer than :data:`SNAP_MIN_ROWS` distinct rows), keep the Pareto front.
+    fewer than :data:`SNAP_MIN_ROWS` distinct rows), keep the Pareto front (``loss`` the search's
+    :class:`~parsimony.losses.Loss`, whose best constant is a row).
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
     the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
@@ -749,7 +750,7 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, weights, maxsize, seed
             offer(*entry)
     # the best constant exactly (a weighted quantile for the pinball loss), not as near as the
     # optimiser got: the simplest row of the front is never worse than the constant
-    value = np.array([loss_from_code(data.loss_kind, data.tau).optimal_constant(y, w)])
+    value = np.array([loss.optimal_constant(y, w)])
     (exact, _, *const), = run.front_candidates(np.array([CONST], dtype=np.int64), np.zeros(1, dtype=np.int64), value,
                                                0.0, polish=False)
     k = int(weights[CONST])

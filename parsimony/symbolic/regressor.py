@@ -9,10 +9,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._validation import (
-    check_int, check_numeric_columns, check_quantiles, check_sample_weight, input_feature_names, seed_from,
-    validate_param,
-)
+from .._validation import check_int, check_numeric_columns, check_sample_weight, input_feature_names, seed_from
 from ..backend import JULIA_INSTALL_HINT, JuliaUnavailableError, resolve_backend
 from ..base import QuantileScoreMixin
 from ..losses import Pinball, Squared
@@ -21,7 +18,7 @@ from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST, DEFAULT_OPERATORS, to_sympy, to_string
 from ._front import EngineFit, calibration_tolerance, pareto_scores
 from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
-from ._parameters import SQR_PARAMETERS, domain_bounds, fit_plan, level_losses, validated
+from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
 from ._search import constant_baseline, pareto_complexities, search_fronts
 from ._units import Units, to_user_units
@@ -182,7 +179,7 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
     ``box`` added (``(nan, nan)`` where not certified), the rows not certified dropped when
     ``certify``, the rest kept Pareto-optimal."""
     Xt = np.ascontiguousarray(X.T)
-    data = make_data(Xt, y, w, loss.code, loss.tau)
+    data = make_data(Xt, y, w, loss)
     rows = {}
     for row in front:
         ops, feats, vals = to_user_units(row["ops"], row["feats"], row["vals"], units, weights)
@@ -202,7 +199,7 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
         rows[int(weights[CONST])] = {"complexity": int(weights[CONST]), "loss": float(loss.baseline(y, w)),
                                      "ops": np.array([CONST]), "feats": np.zeros(1, dtype=np.int64),
                                      "vals": np.array([value]), "enclosure": (value, value)}
-    keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss.code, loss.tau))
+    keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss))
     return [rows[c] for c in keep]
 
 
@@ -404,12 +401,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.rescale = rescale
 
     # ------------------------------------------------------------------------------ validation
-    def _quantiles(self):
-        return check_quantiles(self.quantile)
-
-    def _score_quantiles(self):  # ``score``: D^2 pinball at each level, R^2 for a squared loss
-        losses = level_losses(validate_param("loss", self.loss, SQR_PARAMETERS["loss"]), self._quantiles())
-        return None if isinstance(losses[0], Squared) else tuple(loss.tau for loss in losses)
+    def _score_quantiles(self):  # ``score``: D^2 pinball at each fitted level, R^2 for a squared loss
+        check_is_fitted(self, "_fronts")
+        return None if isinstance(self._losses[0], Squared) else tuple(loss.tau for loss in self._losses)
 
     def _engine(self):
         """The engine, resolved once: ``"julia"`` needs Julia and pysr (``"auto"`` falls back to native)."""
@@ -461,6 +455,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.operators_ = plan.operators
         self.complexity_weights_ = plan.weights
         self.quantiles_ = plan.quantiles
+        self._losses = plan.losses
         self.n_evaluations_ = result.n_evaluations
         self.backend_ = plan.engine
         self.maxsize_ = plan.settings.maxsize
@@ -476,7 +471,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
         indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
                                    calibration_tolerance(q, w), squared_loss=isinstance(loss, Squared),
-                                   n_samples=n_eff, baseline=constant_baseline(y, w, loss.code, loss.tau),
+                                   n_samples=n_eff, baseline=constant_baseline(y, w, loss),
                                    fitted_constants=[fitted_constants(r["ops"], r["vals"]) for r in front])
                    for f, q, loss, front in zip(frames, plan.quantiles, plan.losses, result.fronts)]
         single = np.ndim(self.quantile) == 0
@@ -548,7 +543,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
                 low, high, mid = self._train_ranges[k][idx]
                 pred = np.where(np.isnan(pred), mid, np.clip(pred, low, high))
             columns.append(pred)
-        if len(columns) == 1 and np.ndim(self.quantile) == 0:
+        if not isinstance(self.equations_, list):  # fitted for one level
             return columns[0]
         out = np.column_stack(columns)
         if self.rearrange and out.shape[1] > 1:

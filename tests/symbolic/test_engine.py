@@ -3,7 +3,9 @@
 import numpy as np
 import pytest
 
-from parsimony.losses import LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, weighted_quantile
+from parsimony.losses import (
+    LOSS_ABSOLUTE, LOSS_PINBALL, LOSS_SQUARED, Absolute, Pinball, loss_from_code, weighted_quantile,
+)
 from parsimony.symbolic import _engine as G
 from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss
@@ -144,7 +146,7 @@ def test_evolution_keeps_population_valid_and_hof_consistent(free_offset):
                        np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), np.zeros(size, np.int64),
                        np.zeros(1, np.int64), new_state(3), freq_local, hof)
     ws = make_workspace(L, 60)
-    data = make_data(np.ascontiguousarray(X.T), y, np.ones(60), LOSS_PINBALL, 0.5)
+    data = make_data(np.ascontiguousarray(X.T), y, np.ones(60), Pinball(0.5))
     binops, unops = np.array([E.ADD, E.MUL], np.int64), np.array([E.COS], np.int64)
     search = G.Search(G.Grammar(binops, unops, WEIGHTS, UNIFORM_2), np.ones(len(G.MUTATION_NAMES)), settings,
                       np.zeros(maxsize + 1))
@@ -181,10 +183,10 @@ def test_optimal_offset_is_the_lower_weighted_quantile(weighted):
     for n, tau in [(10, 0.7), (10, 0.3), (7, 0.5), (40, 0.9), (1, 0.2)]:
         resid = rng.normal(size=n)
         w = rng.integers(1, 4, size=n).astype(float) if weighted else np.ones(n)
-        data = make_data(np.zeros((1, n)), np.zeros(n), w, LOSS_PINBALL, tau)
+        data = make_data(np.zeros((1, n)), np.zeros(n), w, Pinball(tau))
         ranks = make_workspace(1, n).ranks
         assert G.optimal_offset(resid.copy(), data, ranks) == weighted_quantile(resid, w, tau)
-        absolute = make_data(np.zeros((1, n)), np.zeros(n), w, LOSS_ABSOLUTE, tau)
+        absolute = make_data(np.zeros((1, n)), np.zeros(n), w, Absolute())
         assert G.optimal_offset(resid.copy(), absolute, ranks) == weighted_quantile(resid, w, 0.5)
 
 
@@ -198,7 +200,7 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau
     X = rng.normal(size=(n, 2))
     y = X[:, 0] ** 2 + 3.0 + rng.normal(size=n)
     w = rng.uniform(0.2, 2.0, n) if weighted else np.ones(n)
-    data = make_data(np.ascontiguousarray(X.T), y, w, loss_kind, tau)
+    data = make_data(np.ascontiguousarray(X.T), y, w, loss_from_code(loss_kind, tau))
     ws = make_workspace(2 * maxsize + 4, n)
     settings = G.kernel_settings(maxsize, 1.0, linear_scaling=scaling)
     if loss_kind == LOSS_PINBALL:
@@ -250,7 +252,7 @@ def test_linear_scaling_reaches_an_exact_line_and_counts_its_tokens(form, tau):
     n, maxsize = 64, 20
     x = rng.normal(size=n)
     y = 3.0 - 2.0 * x
-    data = make_data(np.ascontiguousarray(x[None, :]), y, np.ones(n), LOSS_PINBALL, tau)
+    data = make_data(np.ascontiguousarray(x[None, :]), y, np.ones(n), Pinball(tau))
     ws = make_workspace(2 * maxsize + 4, n)
     settings = G.kernel_settings(maxsize, 1.0, parsimony=0.001, linear_scaling=True)
     C, V = E.CONST, E.VAR

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from parsimony.losses import LOSS_PINBALL, LOSS_SQUARED
+from parsimony.losses import Pinball, Squared
 from parsimony.metrics import pinball_loss
 from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._evaluator import evaluate, make_data, make_workspace, tree_loss
@@ -60,10 +60,10 @@ def test_tree_loss_equals_metric_and_invalid_is_inf():
     w = rng.uniform(0.5, 2.0, size=50)
     ops, feats, vals = E.from_tokens(["x0", 0.5, "mul", "x1", "sin", "add"])
     ws = make_workspace(len(ops), 50)
-    data = make_data(np.ascontiguousarray(X.T), y, w, LOSS_PINBALL, 0.3)
+    data = make_data(np.ascontiguousarray(X.T), y, w, Pinball(0.3))
     pred = 0.5 * X[:, 0] + np.sin(X[:, 1])
     assert tree_loss(ops, feats, vals, len(ops), data, ws) == pytest.approx(pinball_loss(y, pred, 0.3, w), rel=1e-12)
-    sq = make_data(data.Xt, y, w, LOSS_SQUARED, 0.5)
+    sq = make_data(data.Xt, y, w, Squared())
     assert tree_loss(ops, feats, vals, len(ops), sq, ws) == pytest.approx(np.average((y - pred) ** 2, weights=w))
     bad = E.from_tokens(["x0", "log"])  # log of negative inputs
     assert tree_loss(*bad, 2, data, ws) == np.inf

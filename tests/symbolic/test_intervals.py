@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from parsimony.losses import LOSS_PINBALL
+from parsimony.losses import Pinball
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._evaluator import evaluate, make_data, make_workspace, tree_loss
 from parsimony.symbolic._expressions import ARITY, CONST, OPCODE, VAR, from_tokens
@@ -199,12 +199,12 @@ def test_tree_loss_is_inf_for_an_expression_not_certified_on_the_box():
     ops, feats, vals = from_tokens([1.0, "x0", 1.5, "sub", "div"])
     Xt, y, w = x[None, :].copy(), np.ones(4), np.ones(4)
     ws = make_workspace(len(ops), 4)
-    assert np.isfinite(tree_loss(ops, feats, vals, len(ops), make_data(Xt, y, w, LOSS_PINBALL, 0.5), ws))
+    assert np.isfinite(tree_loss(ops, feats, vals, len(ops), make_data(Xt, y, w, Pinball(0.5)), ws))
     box = make_box([0.0], [3.0], -100.0, 100.0)
     assert not admissible(ops, feats, vals, len(ops), box)
-    assert tree_loss(ops, feats, vals, len(ops), make_data(Xt, y, w, LOSS_PINBALL, 0.5, box), ws) == np.inf
+    assert tree_loss(ops, feats, vals, len(ops), make_data(Xt, y, w, Pinball(0.5), box), ws) == np.inf
     assert np.isfinite(tree_loss(ops, feats, vals, len(ops),
-                                 make_data(Xt, y, w, LOSS_PINBALL, 0.5, make_box([0.0], [3.0], active=False)), ws))
+                                 make_data(Xt, y, w, Pinball(0.5), make_box([0.0], [3.0], active=False)), ws))
 
 
 def lookup_targets(rng, n_levels, rows=300):

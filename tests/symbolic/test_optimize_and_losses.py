@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from parsimony.losses import LOSS_PINBALL
 from parsimony.metrics import pinball_loss
 from parsimony.symbolic import Absolute, Pinball, Squared
 from parsimony.symbolic import _expressions as E
@@ -14,7 +13,7 @@ from parsimony.symbolic._random import new_state
 
 def _setup(tokens, X, y, tau):
     ops, feats, vals = E.from_tokens(tokens)
-    data = make_data(np.ascontiguousarray(X.T), y, np.ones(len(y)), LOSS_PINBALL, tau)
+    data = make_data(np.ascontiguousarray(X.T), y, np.ones(len(y)), Pinball(tau))
     ws = make_workspace(len(ops), len(y))
     return ops, feats, vals, data, ws
 

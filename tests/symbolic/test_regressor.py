@@ -8,6 +8,7 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from parsimony.backend import JuliaUnavailableError, julia_status
+from parsimony.losses import Squared
 from parsimony.metrics import coverage, pinball_loss
 from parsimony.symbolic import SymbolicQuantileRegressor, select_equation
 from parsimony.symbolic._search import feature_probabilities, pareto_complexities
@@ -138,6 +139,20 @@ def test_score_is_the_pinball_share_explained_at_each_level():
     assert squared.score(X, y) == pytest.approx(r2_score(y, squared.predict(X)))
     absolute = SymbolicQuantileRegressor(loss="absolute", random_state=0, **TINY).fit(X, y)
     assert absolute.score(X, y) == pytest.approx(d2_pinball_score(y, absolute.predict(X), alpha=0.5))
+
+
+def test_predict_and_score_use_the_fitted_levels_not_the_current_parameters():
+    from sklearn.metrics import d2_pinball_score
+
+    X, y = _quadratic(120)
+    model = SymbolicQuantileRegressor(quantile=0.3, random_state=0, **TINY).fit(X, y)
+    pred = model.predict(X)
+    model.set_params(quantile=[0.1, 0.9], loss="squared")  # not refitted: the fitted model is unchanged
+    assert model.predict(X).shape == (len(y),)
+    np.testing.assert_array_equal(model.predict(X), pred)
+    assert model.score(X, y) == pytest.approx(d2_pinball_score(y, pred, alpha=0.3))
+    several = SymbolicQuantileRegressor(quantile=[0.2, 0.8], random_state=0, **TINY).fit(X, y)
+    assert several.set_params(quantile=0.5).predict(X).shape == (len(y), 2)
 
 
 def test_front_rows_lower_the_loss_beyond_a_negligible_fraction():
@@ -425,13 +440,13 @@ def test_polish_rows_are_every_kth_weighted_row_past_the_threshold():
     from parsimony.symbolic._polish import POLISH_ROWS
     from parsimony.symbolic._search import _polish_rows
 
-    small = make_data(np.zeros((2, POLISH_ROWS)), np.zeros(POLISH_ROWS), np.ones(POLISH_ROWS), 0, 0.5)
+    small = make_data(np.zeros((2, POLISH_ROWS)), np.zeros(POLISH_ROWS), np.ones(POLISH_ROWS), Squared())
     ws = make_workspace(5, POLISH_ROWS)
     assert _polish_rows(small, ws, 5) == (small, ws)  # up to the threshold: the data itself
     n = 3 * POLISH_ROWS + 7
     w = np.ones(n)
     w[::2] = 0.0
-    big = make_data(np.tile(np.arange(n, dtype=float), (2, 1)), np.arange(n, dtype=float), w, 0, 0.5)
+    big = make_data(np.tile(np.arange(n, dtype=float), (2, 1)), np.arange(n, dtype=float), w, Squared())
     sub, sub_ws = _polish_rows(big, make_workspace(5, n), 5)
     rows = sub.y.astype(int)
     assert 0 < rows.size <= POLISH_ROWS and np.all(w[rows] > 0) and sub_ws.buf.shape[1] == rows.size
