@@ -120,8 +120,12 @@ def _wrap(text: str, prec: int, needed: int) -> str:
 
 def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
     """sympy expression of a postfix expression (constants rounded to ``precision`` digits; an
-    integral constant is a sympy ``Integer``, so that ``sqrt(1 - x)`` cancels with the truth)."""
+    integral constant is a sympy ``Integer``, so that ``sqrt(1 - x)`` cancels with the truth),
+    written in :func:`~parsimony.symbolic._sympy_names.canonical` form (the same function, its
+    constants as short as an exact rewriting makes them)."""
     import sympy
+
+    from ._sympy_names import canonical
 
     stack = []
     for k in range(int(length)):
@@ -144,7 +148,7 @@ def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
                 ADD: lambda s, t: s + t, SUB: lambda s, t: s - t, MUL: lambda s, t: s * t,
                 DIV: lambda s, t: s / t, POW: lambda s, t: s**t,
             }[op](a, b))
-    return stack[-1]
+    return canonical(stack[-1])
 
 
 def from_tokens(tokens, n_features: int | None = None):
