@@ -25,7 +25,7 @@ from ._scaling import pinball_line
 
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
 POLISH_ROWS = 10_000  # past this many rows, the constants are polished on every k-th row (losses on all rows)
-PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT, PHASE_OFFSET, PHASE_REFIT = range(5)  # what run_phase does
+PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, PHASE_MERGE = range(7)  # run_phase
 
 # records (named tuples: numba passes them to kernels, fields by name)
 Candidates = namedtuple("Candidates", [
@@ -173,7 +173,9 @@ def run_phase(phase, population, data, ws, search, front):
     front's candidates of the entry of ``front`` (:func:`front_candidates`, returns their number;
     ``population`` unused), ``PHASE_OFFSET`` gives that entry its loss-optimal offset
     (:func:`_entry_offset`, returns its length), ``PHASE_REFIT`` optimises some of its constants
-    (:func:`_entry_refit`, returns 0). ``data`` is what they are scored on, ``ws`` the
+    (:func:`_entry_refit`, returns 0), ``PHASE_RESCORE`` scores every member of ``population``
+    on ``data`` (:func:`_rescore`), ``PHASE_MERGE`` offers its members to its hall of fame
+    (:func:`_merge`: batching's candidates). ``data`` is what they are scored on, ``ws`` the
     evaluator's workspace and ``search`` the :data:`~parsimony.symbolic._engine.Search`.
     """
     if phase == PHASE_INIT:
@@ -185,7 +187,49 @@ def run_phase(phase, population, data, ws, search, front):
         return _entry_offset(front, data, ws, search.grammar.weights)
     if phase == PHASE_REFIT:
         return _entry_refit(front, data, ws)
+    if phase == PHASE_RESCORE:
+        return _rescore(population, data, ws)
+    if phase == PHASE_MERGE:
+        return _merge(population, data, ws, front)
     return front_candidates(front, data, ws, search.grammar.weights)
+
+
+@njit
+def _rescore(population, data, ws):
+    """Every member's loss on ``data`` (a batch drawn anew); returns 0. (A phase of
+    :func:`run_phase`: one call from Python per population, not one per member.)"""
+    for i in range(population.length.shape[0]):
+        population.loss[i] = tree_loss(population.ops[i], population.feats[i], population.vals[i],
+                                       population.length[i], data, ws)
+    return 0
+
+
+@njit
+def _merge(candidates, data, ws, front):
+    """Batching's sync point for one population: ``candidates`` (a Population record whose
+    members are the candidates it collected, one per complexity, ``inf`` loss where none) enter
+    its hall of fame ``candidates.hof`` when lower on all rows ``data``; past ``POLISH_ROWS`` rows
+    a candidate no better than the entry on ``front.sub`` (the polishing rows) is not scored on
+    all rows. Every candidate is then cleared; returns 0. (A phase of :func:`run_phase`.)"""
+    hof, sub, sub_ws = candidates.hof, front.sub, front.sub_ws
+    screened = sub.y.shape[0] != data.y.shape[0]
+    for c in range(candidates.loss.shape[0]):
+        if not np.isfinite(candidates.loss[c]):
+            continue
+        ops, feats, vals, n = candidates.ops[c], candidates.feats[c], candidates.vals[c], candidates.length[c]
+        if screened and np.isfinite(hof.loss[c]) and (
+                tree_loss(ops, feats, vals, n, sub, sub_ws)
+                >= tree_loss(hof.ops[c], hof.feats[c], hof.vals[c], hof.length[c], sub, sub_ws)):
+            continue
+        full = tree_loss(ops, feats, vals, n, data, ws)
+        if full < hof.loss[c]:
+            assign(hof.ops[c], ops)
+            assign(hof.feats[c], feats)
+            assign(hof.vals[c], vals)
+            hof.length[c], hof.loss[c] = n, full
+    for c in range(candidates.loss.shape[0]):
+        candidates.loss[c] = np.inf
+    return 0
 
 
 @njit

@@ -29,7 +29,8 @@ from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
 from ._optimize import optimize_constants
 from ._polish import (
-    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_OFFSET, PHASE_REFIT, POLISH_ROWS, Candidates, Front, run_phase,
+    PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_MERGE, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, POLISH_ROWS,
+    Candidates, Front, run_phase,
 )
 from ._random import new_state
 from .seeds import STAGES, Problem, sample_rows, seeders
@@ -245,12 +246,12 @@ def _fresh_state(signature, digest, seed, settings, batch) -> SearchState:
 class _Batches:
     """Batching: each population evolves on its own random batch of rows, redrawn every
     iteration; the candidates it would enter in the hall of fame are collected separately and
-    re-scored on all rows at the sync point (:meth:`merge_candidates`). Past ``POLISH_ROWS`` rows
-    a candidate is first scored on the final front's polishing rows (``screen``, every k-th row):
-    one no better there than the entry it would replace is not scored on all rows."""
+    re-scored on all rows at the sync point (``run_phase``, ``PHASE_MERGE``). Past ``POLISH_ROWS``
+    rows a candidate is first scored on the final front's polishing rows (every k-th row): one no
+    better there than the entry it would replace is not scored on all rows."""
 
-    def __init__(self, batch, data, state: SearchState, full_ws, screen=None):
-        self.batch, self.data, self.rng, self.full_ws, self.screen = batch, data, state.batch_rng, full_ws, screen
+    def __init__(self, batch, data, state: SearchState):
+        self.batch, self.data, self.rng = batch, data, state.batch_rng
         hof = state.hall_of_fame
         self.candidates = HallsOfFame(np.zeros_like(hof.ops), np.zeros_like(hof.feats), np.zeros_like(hof.vals),
                                       np.zeros_like(hof.length), np.full_like(hof.loss, np.inf))
@@ -261,25 +262,13 @@ class _Batches:
             idx = np.sort(self.rng.choice(data.y.shape[0], size=self.batch, replace=False))
             pop_data[q] = data_rows(data, idx)
 
-    @staticmethod
-    def rescore(populations: Populations, pop_data, ws):
-        for q in range(len(pop_data)):
-            for i in range(populations.length.shape[1]):
-                populations.loss[q, i] = tree_loss(populations.ops[q, i], populations.feats[q, i],
-                                                   populations.vals[q, i], populations.length[q, i], pop_data[q], ws)
-
-    def merge_candidates(self, hof: HallsOfFame):
+    def merge_records(self, state: SearchState, freq_local):
+        """Per population, the kernels' record whose members are its candidates and whose hall of
+        fame is its own (``run_phase``, ``PHASE_MERGE``)."""
         cand = self.candidates
-        for q in range(cand.loss.shape[0]):
-            for c in np.flatnonzero(np.isfinite(cand.loss[q])):
-                if self.screen is not None and np.isfinite(hof.loss[q, c]) and (
-                        tree_loss(*cand.entry(q, c), *self.screen) >= tree_loss(*hof.entry(q, c), *self.screen)):
-                    continue
-                full = tree_loss(*cand.entry(q, c), self.data, self.full_ws)
-                if full < hof.loss[q, c]:
-                    hof.ops[q, c], hof.feats[q, c], hof.vals[q, c] = cand.ops[q, c], cand.feats[q, c], cand.vals[q, c]
-                    hof.length[q, c], hof.loss[q, c] = cand.length[q, c], full
-        cand.loss[:] = np.inf
+        return [state.populations.record(p, freq_local[p], state.hall_of_fame.record(p))._replace(
+            ops=cand.ops[p], feats=cand.feats[p], vals=cand.vals[p], length=cand.length[p], loss=cand.loss[p])
+            for p in range(cand.loss.shape[0])]
 
 
 def _polish_rows(data, ws, max_length, max_rows=POLISH_ROWS):
@@ -310,8 +299,7 @@ class _Evolution:
         self.pop_data = [data] * n_pop
         self.freq_local = np.zeros((n_pop, settings.maxsize + 1))
         sub, sub_ws = _polish_rows(data, self.full_ws, max_length)
-        self.batches = None if batch is None else _Batches(batch, data, state, self.full_ws,
-                                                           (sub, sub_ws) if sub is not data else None)
+        self.batches = None if batch is None else _Batches(batch, data, state)
         self.maxsize = settings.maxsize
         # the final front's record (run_phase, PHASE_FRONT); its candidates: an entry and the line a + b f around it
         cap = state.hall_of_fame.ops.shape[-1] + 4
@@ -327,6 +315,7 @@ class _Evolution:
         # its candidates go to the hall of fame, or to the batch candidates when batching
         hofs = state.hall_of_fame if self.batches is None else self.batches.candidates
         self.populations = [state.populations.record(p, self.freq_local[p], hofs.record(p)) for p in range(n_pop)]
+        self.merge_records = [] if self.batches is None else self.batches.merge_records(state, self.freq_local)
 
     def run_phase(self, phase, p, j):
         """``run_phase`` (``PHASE_INIT`` or ``PHASE_EVOLVE``) for population ``p`` on worker ``j``."""
@@ -436,7 +425,13 @@ class _Evolution:
         for p in range(len(self.pop_data)):
             self.run_phase(PHASE_INIT, p, 0)
         if self.batches is not None:
-            self.batches.merge_candidates(self.state.hall_of_fame)
+            self.merge_candidates()
+
+    def merge_candidates(self):
+        """Batching's sync point: every population's candidates scored on all rows enter its hall
+        of fame when lower (``run_phase``, ``PHASE_MERGE``)."""
+        for record in self.merge_records:
+            run_phase(PHASE_MERGE, record, self.data, self.full_ws, self.search, self.front)
 
     def plant(self, models, weights):
         """Offer each model ``(ops, feats, vals)`` to every population's hall of fame and put the
@@ -485,7 +480,8 @@ class _Evolution:
 
     def redraw_batches(self):
         self.batches.draw(self.pop_data)
-        self.batches.rescore(self.state.populations, self.pop_data, self.workspaces[0])
+        for p in range(len(self.pop_data)):
+            run_phase(PHASE_RESCORE, self.populations[p], self.pop_data[p], self.workspaces[0], self.search, self.front)
 
     def evolve_job(self, j):
         """Evolve populations ``j, j + n_jobs, ...`` once on worker ``j``; returns the evaluations."""
@@ -497,7 +493,7 @@ class _Evolution:
     def sync(self, settings):
         """The deterministic sync point: merge batch candidates, update frequencies, migrate."""
         if self.batches is not None:
-            self.batches.merge_candidates(self.state.hall_of_fame)
+            self.merge_candidates()
         freq_global = self.state.freq_global
         freq_global += self.freq_local.sum(axis=0)
         self.freq_local[:] = 0.0
