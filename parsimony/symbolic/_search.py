@@ -683,25 +683,25 @@ def _migrate(rng, settings, baseline, pops: Populations, hof: HallsOfFame):
     topn = min(settings.topn, size)
     pool = [(p, int(i)) for p in range(n_pop) for i in np.argsort(cost[p], kind="stable")[:topn]
             if np.isfinite(pops.loss[p, i])]
-    hof_pool = [(p, c) for p in range(n_pop) for c in range(hof.loss.shape[1]) if np.isfinite(hof.loss[p, c])]
+    hof_pool = list(zip(*(a.tolist() for a in np.nonzero(np.isfinite(hof.loss)))))  # (p, c), row by row
     draws = rng.random((n_pop, size, 2))
-    for p in range(n_pop):
-        for i in range(size):
-            source = None
-            if draws[p, i, 0] < settings.fraction_replaced and pool:
-                q, k = pool[int(rng.integers(len(pool)))]
-                source = (pops.ops[q, k], pops.feats[q, k], pops.vals[q, k], pops.length[q, k], pops.loss[q, k],
-                          pops.complexity[q, k])
-            elif draws[p, i, 1] < settings.fraction_replaced_hof and hof_pool:
-                q, c = hof_pool[int(rng.integers(len(hof_pool)))]
-                source = (*hof.entry(q, c), hof.loss[q, c], c)
-            if source is None:
-                continue
-            ops, feats, vals, length, loss, cplx = source
-            pops.ops[p, i], pops.feats[p, i], pops.vals[p, i] = ops.copy(), feats.copy(), vals.copy()
-            pops.length[p, i], pops.loss[p, i], pops.complexity[p, i] = length, loss, cplx
-            pops.birth[p, i] = pops.births[p][0]
-            pops.births[p][0] += 1
+    # the members replaced, in order: from the pool where draw 0 is below its fraction, else from
+    # the halls of fame where draw 1 is below theirs (each draws its source as it comes)
+    from_pool = (draws[..., 0] < settings.fraction_replaced) & bool(pool)
+    from_hof = ~from_pool & (draws[..., 1] < settings.fraction_replaced_hof) & bool(hof_pool)
+    for p, i in zip(*(a.tolist() for a in np.nonzero(from_pool | from_hof))):
+        if from_pool[p, i]:
+            q, k = pool[int(rng.integers(len(pool)))]
+            source = (pops.ops[q, k], pops.feats[q, k], pops.vals[q, k], pops.length[q, k], pops.loss[q, k],
+                      pops.complexity[q, k])
+        else:
+            q, c = hof_pool[int(rng.integers(len(hof_pool)))]
+            source = (*hof.entry(q, c), hof.loss[q, c], c)
+        ops, feats, vals, length, loss, cplx = source
+        pops.ops[p, i], pops.feats[p, i], pops.vals[p, i] = ops, feats, vals  # (copies: assignment into rows)
+        pops.length[p, i], pops.loss[p, i], pops.complexity[p, i] = length, loss, cplx
+        pops.birth[p, i] = pops.births[p][0]
+        pops.births[p][0] += 1
 
 
 FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this fraction
