@@ -20,7 +20,10 @@ plain product): for every pair of the ``pair_features``, the shifts on the featu
 quartiles (minus each) and the frequency on its grid are screened on the target; the
 ``shifted_pairs`` best are refined by Levenberg-Marquardt (the wave's argument is linear in
 ``(a, a*c, a*b)``) and kept with a shift only where it is needed (``b = 0`` or ``c = 0`` when that
-fits as well). Backfitting refines a shifted product's shifts on its term's partial residual.
+fits as well), beside the pair's plain product as a base of waves (4 tokens fewer; the forward
+step weighs the two per token). Backfitting refines a shifted product's shifts on its term's
+partial residual. A wave's phase is written only where it pays its tokens: a screened wave is
+tried with its phase and without, and a term that entered without one keeps none.
 
 Forward stepwise selection starts from the best constant. Each step screens every candidate by
 its least-squares gain on the current residual per token it adds (``screened`` of them, and
@@ -680,8 +683,9 @@ def _plain_bases(Xt, single_features, pair_features, with_ratios, n_bases):
 def _shifted_bases(D, B, nb, pair_features, n_shifted, rc, W):
     """Shifted products ``(x_i + b)*(x_j + c)`` as bases of waves, appended to ``B`` after its
     ``nb``: the shifts on the features' quartiles for every pair screened on ``rc``, the
-    ``n_shifted`` best refined, one kept only where its shifts are needed (a shift is 0 wherever
-    that fits as well); returns the number of bases and the evaluations used."""
+    ``n_shifted`` best refined, each kept (a shift is 0 wherever that fits as well) with its
+    plain product ``x_i*x_j`` (as a base of waves, which needs no heredity either); returns the
+    number of bases and the evaluations used."""
     Xt = D.Xt
     n_pair = pair_features.shape[0]
     quart = np.empty((n_pair, 5))
@@ -707,14 +711,17 @@ def _shifted_bases(D, B, nb, pair_features, n_shifted, rc, W):
         i, j = pair_features[pair_u[z]], pair_features[pair_v[z]]
         _, used = _refine_shifts(Xt[i], Xt[j], pair_p[z], pair_g[z], rc, D.w, W.col0, W.s, W.c)
         evals += used
-        bs, cs = pair_p[z, 0], pair_p[z, 1]
-        if bs == 0.0 and cs == 0.0:
-            continue  # the plain product
-        B.ok[nb] = _set_shifted(B, nb, i, j, bs, cs, Xt)
-        B.pair[nb, 0], B.pair[nb, 1] = i, j
-        B.shift[nb, 0], B.shift[nb, 1] = bs, cs
-        B.shifted[nb] = True
-        nb += 1
+        # the plain product too (its wave 4 tokens cheaper, its own shifts 0 for good), and the
+        # shifted one where its shifts are needed: the forward step weighs their gains per token
+        for bs, cs in ((0.0, 0.0), (pair_p[z, 0], pair_p[z, 1])):
+            if nb > 0 and B.shifted[nb - 1] and B.pair[nb - 1, 0] == i and B.pair[nb - 1, 1] == j \
+                    and B.shift[nb - 1, 0] == bs and B.shift[nb - 1, 1] == cs:
+                continue  # the same base (shifts of 0)
+            B.ok[nb] = _set_shifted(B, nb, i, j, bs, cs, Xt)
+            B.pair[nb, 0], B.pair[nb, 1] = i, j
+            B.shift[nb, 0], B.shift[nb, 1] = bs, cs
+            B.shifted[nb] = True
+            nb += 1
     return nb, evals
 
 
@@ -976,19 +983,21 @@ def _best_screened(D, B, C, picked, n_scr, S, k, coef, loss, budget, per_term, W
         evals += used
         if _complexity(B, kb, op, a, b, weights) > budget + freed:
             op, a, b = C.op[q], C.a[q], C.b[q]
-        _term_values(B.values[kb], op, a, b, W.col)
         kept = 0
         for t in range(k):
             if not replace[t]:
                 assign(cols2[kept], S.cols[t])
                 kept += 1
-        assign(cols2[kept], W.col)
-        _, trial = _fit_sum(D, cols2[:kept + 1], coef2[:kept + 1])
-        evals += 1
-        rate = (loss - trial) / max(_complexity(B, kb, op, a, b, weights) + per_term - freed, 1)
-        if trial < loss - ENTERS * abs(loss) - TINY and rate > best_rate:
-            best_rate, best_q, best_op, best_a, best_b = rate, q, op, a, b
-            assign(W.best, W.col)
+        # a wave with its phase and without (2 tokens fewer): the better gain per token enters
+        for variant in range(2 if (op == SIN or op == COS) and b != 0.0 else 1):
+            phase = b if variant == 0 else 0.0
+            _term_values(B.values[kb], op, a, phase, cols2[kept])
+            _, trial = _fit_sum(D, cols2[:kept + 1], coef2[:kept + 1])
+            evals += 1
+            rate = (loss - trial) / max(_complexity(B, kb, op, a, phase, weights) + per_term - freed, 1)
+            if trial < loss - ENTERS * abs(loss) - TINY and rate > best_rate:
+                best_rate, best_q, best_op, best_a, best_b = rate, q, op, a, phase
+                assign(W.best, cols2[kept])
     return best_rate, best_q, best_op, best_a, best_b, evals
 
 
@@ -1028,12 +1037,15 @@ def _refit_shifts(D, B, S, t, k, coef, coef2, offset, loss, wave, W):
         return offset, loss, evals
     old_ops, old_feats, old_vals, old_len = B.ops[kb].copy(), B.feats[kb].copy(), B.vals[kb].copy(), B.length[kb]
     old_lo, old_hi = B.lo[kb], B.hi[kb]
+    old_cplx = _term_cost(B, S, t, D.weights)
     assign(W.col0, B.values[kb])
     assign(W.col, S.cols[t])
     _set_shifted(B, kb, i, j, p3[0], p3[1], Xt)
     op, a, b, g, used = _refit_inner(B.values[kb], wave, p3[2], 0.0, B.lo[kb], B.hi[kb], W.r, w, D.allowed, W.grid,
                                      W.s, W.c)
     evals += used + 1
+    if _complexity(B, kb, op, a, b, D.weights) > old_cplx:
+        b = 0.0  # a term that entered without its phase stays without (it did not pay for one)
     _term_values(B.values[kb], op, a, b, S.cols[t])
     new_offset, new_loss = _fit_sum(D, S.cols[:k], coef2[:k])
     if new_loss < loss:
@@ -1257,7 +1269,7 @@ def additive_models(data, single_features, pair_features, knobs, out):
     n_pair = pair_features.shape[0]
     wave = SIN if allowed[SIN] else (COS if allowed[COS] else -1)
     n_shifted = min(knobs.shifted_pairs, n_pair * (n_pair - 1) // 2) if wave >= 0 else 0
-    n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + n_shifted
+    n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + 2 * n_shifted
     B, nb = _plain_bases(Xt, single_features, pair_features, allowed[DIV], n_bases)
     term_ops, n_ops = _term_ops(data.unops, allowed)
     # the candidates are fitted to the residual of the best constant

@@ -38,8 +38,10 @@ class AdditiveSettings:
     backfit_passes: int = 3
     """Passes of backfitting after each step, at most (each stops when the loss no longer falls)."""
     shifted_pairs: int = 3
-    """Pairs whose shifted product ``(x_i + b)*(x_j + c)`` is a base of waves: the wave of
-    Friedman #1 on standardised features (620_fri_c1 tau .5 NQL .0413 -> .0204)."""
+    """Pairs whose shifted product ``(x_i + b)*(x_j + c)`` and plain product ``x_i*x_j`` are bases
+    of waves (with no heredity): the wave of Friedman #1 on standardised features (620_fri_c1 tau
+    .5 NQL .0413 -> .0204); the plain one fits it in the paper's maxsize 20 where the shifts and
+    phase do not (620_fri_c1 fold 0, tau .9: NQL .0235 -> .0096)."""
     screen_steps: int = 12
     """Golden-section steps of a candidate's first fit (0.618^12: 3e-3 of the bracket), refitted
     to the full precision when screened."""
