@@ -19,11 +19,7 @@ stage's products and waves are built on, whatever their offset.
 exactly (the constants rescaled, the structure kept): each feature ``x_j`` stands for
 ``x_j / s_j`` and the output for ``y / s_y``. Factors are lifted up the tree and pushed down
 into constants (``c * x`` takes the factor into ``c``; ``1 + x`` becomes ``(1/s + x) * s``);
-only where no constant can take a factor (the argument of ``sin(x)``) is a ``* c`` added. A
-shift that enters linearly is folded into the expression's constant term (:func:`_folded`:
-``c*(x - m) + d`` is written ``c*x + (d - c*m)``), so a linear term of a shifted feature costs
-the user's formula no tokens the search's did not pay (PMLB's standardised ``fri_c*`` sets: each
-linear term 2 tokens fewer); a shift inside a product stays.
+only where no constant can take a factor (the argument of ``sin(x)``) is a ``* c`` added.
 """
 
 from __future__ import annotations
@@ -247,53 +243,6 @@ def _lifted(node, x_factor, x_shift, weights):
     return 1.0, (op, f, v, (_scaled(a, sa, weights),))  # exp log sin cos (and sqrt of a negative factor)
 
 
-def _size(node, weights) -> int:
-    """Complexity of the tree ``node``."""
-    return int(weights[node[0]]) + sum(_size(a, weights) for a in node[3])
-
-
-def _parts(node, weights):
-    """``(tree, c)`` with ``tree + c`` equal to ``node`` (``tree`` None for a constant): the
-    constant terms of ``node``'s affine part (sums, negations, products and quotients by
-    constants) gathered into ``c``, every other subtree folded on its own (:func:`_folded`)."""
-    op, f, v, args = node
-    if op == CONST:
-        return None, v
-    if op in (ADD, SUB):
-        (a, ca), (b, cb) = _parts(args[0], weights), _parts(args[1], weights)
-        sign = 1.0 if op == ADD else -1.0
-        if b is None:
-            return a, ca + sign * cb
-        if a is None:  # c - x: the constant stays where it is
-            return ((op, f, v, (_const(ca), b)), sign * cb) if op == SUB else (b, ca + cb)
-        return (op, f, v, (a, b)), ca + sign * cb
-    if op == NEG:
-        a, ca = _parts(args[0], weights)
-        return (None if a is None else (op, f, v, (a,))), -ca
-    if op in (MUL, DIV):
-        (a, ca), (b, cb) = _parts(args[0], weights), _parts(args[1], weights)
-        if b is None and cb != 0.0 and np.isfinite(cb):  # a * k, a / k
-            k = cb if op == MUL else 1.0 / cb
-            return (None if a is None else (op, f, v, (a, _const(cb)))), ca * k
-        if a is None and op == MUL:  # k * b
-            return (op, f, v, (_const(ca), b)), cb * ca
-    return (op, f, v, tuple(_folded(a, weights) for a in args)), 0.0
-
-
-def _folded(node, weights):
-    """``node`` with the constant terms of its affine part gathered into one (``c*(x + m) + d``
-    is ``c*x + (c*m + d)``), the same inside every function's argument, where that is no more
-    complex: the shift of a feature (:attr:`Units.x_shift`) costs tokens only where it does not
-    enter linearly."""
-    if node[0] == CONST or not node[3]:
-        return node
-    tree, c = _parts(node, weights)
-    if tree is None or not np.isfinite(c):
-        return node
-    new = tree if c == 0.0 else (ADD, 0, 0.0, (tree, _const(c)))
-    return new if _size(new, weights) < _size(node, weights) else node
-
-
 def to_user_units(ops, feats, vals, units: Units, weights):
     """``(ops, feats, vals)`` of the expression found on the search's data, written for the
     user's: the same value as ``y_scale * f((X - x_shift) / x_scale)`` (up to rounding), the
@@ -301,8 +250,7 @@ def to_user_units(ops, feats, vals, units: Units, weights):
     if units.is_identity:
         return ops, feats, vals
     s, tree = _lifted(_nest(ops, feats, vals), 1.0 / units.x_scale, units.x_shift, weights)
-    tree = _scaled(tree, s * units.y_scale, weights)
-    flat = _flatten(tree if units.x_shift is None else _folded(tree, weights), [])
+    flat = _flatten(_scaled(tree, s * units.y_scale, weights), [])
     ops, feats, vals = (np.array([n[0] for n in flat], dtype=np.int64), np.array([n[1] for n in flat], dtype=np.int64),
                         np.array([n[2] for n in flat], dtype=np.float64))
     out = tuple(np.empty(len(ops) + 2, dtype=a.dtype) for a in (ops, feats, vals))
