@@ -714,8 +714,8 @@ def _shifted_bases(D, B, nb, pair_features, n_shifted, rc, W):
         # the plain product too (its wave 4 tokens cheaper, its own shifts 0 for good), and the
         # shifted one where its shifts are needed: the forward step weighs their gains per token
         for bs, cs in ((0.0, 0.0), (pair_p[z, 0], pair_p[z, 1])):
-            if nb > 0 and B.shifted[nb - 1] and B.pair[nb - 1, 0] == i and B.pair[nb - 1, 1] == j \
-                    and B.shift[nb - 1, 0] == bs and B.shift[nb - 1, 1] == cs:
+            if (nb > 0 and B.shifted[nb - 1] and B.pair[nb - 1, 0] == i and B.pair[nb - 1, 1] == j
+                    and B.shift[nb - 1, 0] == bs and B.shift[nb - 1, 1] == cs):
                 continue  # the same base (shifts of 0)
             B.ok[nb] = _set_shifted(B, nb, i, j, bs, cs, Xt)
             B.pair[nb, 0], B.pair[nb, 1] = i, j
