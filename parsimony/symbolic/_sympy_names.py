@@ -121,8 +121,10 @@ def _ratio(product, den):
 
     best, best_cost = None, cost(sympy.Integer(1))
     for k in _coefficients(den):
-        if isinstance(k, sympy.Float) and k != 0 and cost(k) < best_cost:
-            best, best_cost = k, cost(k)
+        if isinstance(k, sympy.Float) and k != 0:
+            k_cost = cost(k)
+            if k_cost < best_cost:
+                best, best_cost = k, k_cost
     if best is None:
         return product
     new_den, new_top, _ = written(best)
