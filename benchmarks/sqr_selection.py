@@ -2,12 +2,14 @@
 
 Each fold is fitted once as ``sqr_srbench.py`` fits it (default settings changed by ``--set``,
 ``random_state`` the fold, the same folds); every row of its front is scored on the test fold
-(whole-range NQL and ACE) and stored in ``--fronts`` (appended as it goes, ``--resume`` goes on).
+(whole-range NQL and ACE) and stored in ``--fronts`` with its tree (``tokens``, JSON) and
+unit-free complexity (appended as it goes, ``--resume`` goes on).
 Then each selection rule picks one row per fold from the stored fronts, and the rules are set
 side by side on issue 27's "Must hold" 3: non-Friedman mean NQL and parsimony against the
 paper's (parsimony: paper + 1), Friedman mean NQL against 0.030 / 0.015, mean ACE (against
 ``--baseline``, a CSV of ``sqr_srbench.py``, when given). The rules: the estimator's own pick
-(``fitted``), every ``model_selection`` of :func:`~parsimony.symbolic.select_equation`,
+(``fitted``), every ``model_selection`` of :func:`~parsimony.symbolic.select_equation`
+(``"cost"`` on each row's unit-free complexity, as the estimator's, and on its tokens as written),
 ``"cost"`` at each ``--prices`` (its token price; the default is
 :data:`~parsimony.symbolic.regressor.SELECTION_PARSIMONY`), and ``oracle``, the row of lowest
 test NQL (what the fronts hold, not a rule). What selection can and cannot buy on these fronts
@@ -19,6 +21,7 @@ shows here without refitting.
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -36,9 +39,10 @@ from parsimony.symbolic import SymbolicQuantileRegressor, select_equation  # noq
 from parsimony.symbolic._parameters import MODEL_SELECTIONS  # noqa: E402
 from parsimony.symbolic._search import constant_baseline  # noqa: E402
 from parsimony.symbolic._front import calibration_tolerance  # noqa: E402
+from parsimony.symbolic._units import unit_free_complexity  # noqa: E402
 
-FIELDS = ["dataset", "tau", "fold", "row", "selected", "complexity", "loss", "score", "coverage", "baseline",
-          "n_samples", "tolerance", "nql", "ace", "equation"]
+FIELDS = ["dataset", "tau", "fold", "row", "selected", "complexity", "unit_free", "loss", "score", "coverage", "baseline",
+          "n_samples", "tolerance", "nql", "ace", "equation", "tokens"]
 
 
 def front_rows(X, y, train, test, tau, fold, settings):
@@ -51,7 +55,11 @@ def front_rows(X, y, train, test, tau, fold, settings):
     rows = []
     for row, eq in enumerate(model.equations_.itertuples()):
         pred = model.predict(X[test], index=row)
+        tree = model._fronts[0][row]
         rows.append({**common, "row": row, "selected": int(row == model.best_index_), "complexity": eq.complexity,
+                     "unit_free": unit_free_complexity(tree["ops"], tree["feats"], tree["vals"],
+                                                       model.complexity_weights_),
+                     "tokens": json.dumps([tree["ops"].tolist(), tree["feats"].tolist(), tree["vals"].tolist()]),
                      "loss": eq.loss, "score": eq.score, "coverage": eq.coverage, "equation": eq.equation,
                      "nql": normalized_quantile_loss(y[test], pred, tau, y_range=float(np.ptp(y))),
                      "ace": absolute_coverage_error(y[test], pred, tau)})
@@ -59,16 +67,21 @@ def front_rows(X, y, train, test, tau, fold, settings):
 
 
 def rules(prices) -> dict:
-    """``{name: front -> row}`` for every rule compared."""
-    def model_selection(name, price=None):
+    """``{name: front -> row}`` for every rule compared (``"cost"`` with the rows' unit-free
+    complexity where the fronts have it, as the estimator selects, and ``"cost (user tokens)"``
+    without it)."""
+    def model_selection(name, price=None, unit_free=True):
         def pick(front):
             extra = {} if price is None else {"token_price": price}
+            if name == "cost" and unit_free and "unit_free" in front and front.unit_free.notna().all():
+                extra["unit_free"] = front.unit_free.to_numpy()
             return select_equation(front, name, front.tau.iloc[0], front.tolerance.iloc[0],
                                    n_samples=front.n_samples.iloc[0], baseline=front.baseline.iloc[0], **extra)
         return pick
 
     out = {"fitted": lambda front: int(np.flatnonzero(front.selected.to_numpy())[0])}
     out.update({name: model_selection(name) for name in MODEL_SELECTIONS})
+    out["cost (user tokens)"] = model_selection("cost", unit_free=False)
     out.update({f"cost@{price:g}": model_selection("cost", price) for price in prices})
     out["oracle (test NQL)"] = lambda front: int(np.argmin(front.nql.to_numpy()))
     return out

@@ -21,7 +21,7 @@ from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_e
 from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
 from ._search import constant_baseline, pareto_complexities, search_fronts
-from ._units import Units, to_user_units
+from ._units import Units, to_user_units, unit_free_complexity
 
 
 #: Weight of complexity in ``model_selection="cost"``, per unit of the best constant's loss.
@@ -44,7 +44,7 @@ EXACT_LOSS, ROWS_PER_TOKEN = 1e-9, 4
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,
                     squared_loss=False, n_samples=None, baseline=None, token_price=SELECTION_PARSIMONY,
-                    fitted_constants=None) -> int:
+                    fitted_constants=None, unit_free=None) -> int:
     """Row position chosen from a Pareto front by a model-selection rule.
 
     ``"cost"``: the lowest ``loss / baseline + token_price * complexity``, with ``baseline`` the
@@ -52,7 +52,12 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     search's (0.0032) (:data:`SELECTION_PARSIMONY`, the default ``token_price``), so a token must
     lower the loss by 1.6% of the constant's loss. Unlike the score, which looks at one step of the front at a
     time, the cost weighs every row against every other, in units of the constant's loss
-    whatever the scale of the target or the level. ``"accuracy"``: lowest loss; ``"score"``:
+    whatever the scale of the target or the level. With ``unit_free`` (per row, its
+    :func:`~parsimony.symbolic._units.unit_free_complexity`; the estimator passes it) the cost
+    counts those tokens instead of the row's own: each coefficient and shift its terms need
+    with every feature and the target in generic units, so that the choice does not change with
+    their units (on standardised Friedman #1 ``5 x4`` is ``1.44 x4``, and a row writing it
+    ``x4`` saved 2 tokens for 1% of the constant's loss; on [0, 1] it cannot). ``"accuracy"``: lowest loss; ``"score"``:
     highest score (steepest drop of log-loss per unit of complexity); ``"best"``: highest score
     among rows whose loss is within a factor of the lowest: PySR's 1.5 for a squared loss,
     ``sqrt(1.5)`` (the same factor on the scale of the residuals) for the pinball and absolute
@@ -102,7 +107,7 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
             raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, got {baseline!r}")
         if not token_price >= 0:
             raise ValueError(f"token_price must be a number >= 0, got {token_price!r}")
-        cost = loss / baseline + token_price * c
+        cost = loss / baseline + token_price * (c if unit_free is None else _per_row(unit_free, c, "unit_free"))
         reproduces = loss <= EXACT_LOSS * baseline  # the targets up to rounding
         exact = reproduces & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
         if exact.any():  # the targets' law, not a fit of them: no approximation is cheaper
@@ -136,16 +141,21 @@ def _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, 
     has no fitted constant (see :func:`select_equation`)."""
     if fitted_constants is None or n_samples is None:
         return choice
-    fitted = np.asarray(fitted_constants)
-    if fitted.shape != loss.shape:
-        raise ValueError(f"fitted_constants must give one count per row of the front ({len(loss)}), "
-                         f"got shape {fitted.shape}")
+    fitted = _per_row(fitted_constants, loss, "fitted_constants")
     criterion = _schwarz_criterion(loss, c, n_samples, squared_loss, "fitted_constants needs")
     rows = np.flatnonzero(c >= c[choice])
     law = int(rows[np.argmin(criterion[rows])])
     if fitted[law] == 0 and calibrated[law] and n_samples >= ROWS_PER_TOKEN * c[law]:
         return law
     return choice
+
+
+def _per_row(counts, loss, name) -> np.ndarray:
+    """``counts`` as an array, one per row of the front (a ValueError naming ``name`` if not)."""
+    counts = np.asarray(counts)
+    if counts.shape != loss.shape:
+        raise ValueError(f"{name} must give one count per row of the front ({len(loss)}), got shape {counts.shape}")
+    return counts
 
 
 def _schwarz_criterion(loss, c, n_samples, squared_loss, who: str) -> np.ndarray:
@@ -275,7 +285,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best
         constant's plus 0.016 per unit of complexity (each token must buy 1.6% of the
-        constant's loss), preferring a calibrated expression (training coverage within two
+        constant's loss; the complexity counted with each feature and the target in generic
+        units, so that the choice does not depend on theirs), preferring a calibrated expression (training coverage within two
         standard errors of the quantile level) that costs at most four tokens' worth more.
         ``"best"`` is PySR's rule (highest score among accurate rows) restricted to calibrated
         expressions when there are any. ``"sic"`` ranks the same rows by the Schwarz
@@ -472,7 +483,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
                                    calibration_tolerance(q, w), squared_loss=isinstance(loss, Squared),
                                    n_samples=n_eff, baseline=constant_baseline(y, w, loss),
-                                   fitted_constants=[fitted_constants(r["ops"], r["vals"]) for r in front])
+                                   fitted_constants=[fitted_constants(r["ops"], r["vals"]) for r in front],
+                                   unit_free=[unit_free_complexity(r["ops"], r["feats"], r["vals"], plan.weights)
+                                              for r in front])
                    for f, q, loss, front in zip(frames, plan.quantiles, plan.losses, result.fronts)]
         single = np.ndim(self.quantile) == 0
         sizes = result.certified_sizes or [0] * len(frames)

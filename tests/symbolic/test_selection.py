@@ -9,6 +9,7 @@ from parsimony.metrics import pinball_loss
 from parsimony.symbolic import select_equation
 from parsimony.symbolic._expressions import CONST, MUL, VAR
 from parsimony.symbolic._front import calibration_tolerance
+from parsimony.symbolic._units import unit_free_complexity
 from parsimony.symbolic.regressor import ROWS_PER_TOKEN, fitted_constants
 
 N = 1000
@@ -105,17 +106,19 @@ def test_fitted_constants_are_counted_and_checked():
         _select(frame, fitted[:-1])
 
 
-def test_the_estimator_selects_with_its_rows_fitted_constants(monkeypatch):
+def test_the_estimator_selects_with_its_rows_fitted_constants_and_unit_free_complexity(monkeypatch):
     from parsimony.symbolic import SymbolicQuantileRegressor, regressor
 
     seen = []
 
     def recording(equations, *args, **kwargs):
-        seen.append(kwargs.get("fitted_constants"))
+        seen.append((kwargs.get("fitted_constants"), kwargs.get("unit_free")))
         return select_equation(equations, *args, **kwargs)
 
     monkeypatch.setattr(regressor, "select_equation", recording)
     X, y = _data(_law)
     model = SymbolicQuantileRegressor(niterations=3, populations=2, population_size=20, random_state=0,
                                       progress=False).fit(X[:300], y[:300])
-    assert seen == [[fitted_constants(r["ops"], r["vals"]) for r in model._fronts[0]]]
+    rows = model._fronts[0]
+    assert seen == [([fitted_constants(r["ops"], r["vals"]) for r in rows],
+                     [unit_free_complexity(r["ops"], r["feats"], r["vals"], model.complexity_weights_) for r in rows])]

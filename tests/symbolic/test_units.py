@@ -102,3 +102,31 @@ def test_the_same_model_at_any_scale(which):
         pred = model.predict(Xk) / (s if which != "X" else 1.0)
         same += bool(np.allclose(pred, base.predict(X), rtol=1e-6))
     assert same >= len(ks) - 1
+
+
+@pytest.mark.parametrize("tokens, extra", [
+    (["x0", 2.0, "mul", "x1", 3.0, "mul", "add", 1.0, "add"], 0),    # 2 x0 + 3 x1 + 1: shifts into the 1
+    (["x0", "x1", "add", 0.5, "mul", 1.0, "add"], 0),                # (x0 + x1)/2 + 1
+    (["x0", "x1", "add", 0.5, "mul"], 2),                            # no constant term: one is written
+    ([2.0, "x2", "mul", 1.0, "add", "sin", 3.0, "mul", 1.0, "add"], 0),  # 3 sin(2 x2 + 1) + 1: into the phase
+    (["x0", "x1", "mul", 2.0, "mul", 1.0, "add"], 4),                # 2 x0 x1 + 1: a product keeps its shifts
+])
+def test_shifts_that_enter_linearly_fold_into_the_constants(tokens, extra):
+    """A feature the search sees shifted (``x - m``) costs the user's formula tokens only where the
+    shift cannot join a constant term (the search's formula predicts the same)."""
+    ops, feats, vals = from_tokens(tokens)
+    units = Units(np.ones(3), 1.0, np.array([-1.8, -1.7, -2.4]))
+    new = to_user_units(ops, feats, vals, units, WEIGHTS)
+    assert WEIGHTS[new[0]].sum() == WEIGHTS[ops].sum() + extra
+    X = np.random.default_rng(0).uniform(0.0, 3.0, (50, 3))  # the search's features
+    np.testing.assert_allclose(values(*new, X + units.x_shift), values(ops, feats, vals, X), rtol=1e-12, atol=1e-12)
+
+
+def test_a_sum_takes_one_factor_not_one_per_term():
+    # x0 + x1 + x2 searched in units ten times the user's: (x0 + x1 + x2) * 0.1, not 0.1 on each term
+    ops, feats, vals = from_tokens(["x0", "x1", "add", "x2", "add"])
+    units = Units(np.full(3, 10.0), 1.0)
+    new = to_user_units(ops, feats, vals, units, WEIGHTS)
+    assert WEIGHTS[new[0]].sum() == WEIGHTS[ops].sum() + 2
+    X = np.random.default_rng(0).uniform(0.0, 3.0, (20, 3))
+    np.testing.assert_allclose(values(*new, X * 10.0), values(ops, feats, vals, X), rtol=1e-12)
