@@ -165,6 +165,8 @@ def _against(args):
         for key in ("wall", "cpu", "helper_cpu"):
             this, other = ([r[key] for r in runs[w]] for w in ("this", "other"))
             ratios = [a / b for a, b in zip(this, other) if b > 0]
+            if not ratios:  # (no helper ran)
+                continue
             print(f"{case} {key}: this {median(this):.1f} s, other {median(other):.1f} s, "
                   f"ratio this/other median {median(ratios):.3f} (min {min(ratios):.3f}, max {max(ratios):.3f})")
 

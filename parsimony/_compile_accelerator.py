@@ -50,15 +50,18 @@ from types import FunctionType
 from llvmlite import binding as llvm
 from llvmlite import ir as llvmir
 from llvmlite.binding import ffi as llvm_ffi
-from numba.core import errors, sigutils, targetconfig, types
+from numba.core import base as numba_base
+from numba.core import errors, ir, sigutils, targetconfig, types
 from numba.core.caching import FunctionCache, IndexDataCacheFile
 from numba.core.codegen import CPUCodegen, JITCodeLibrary
 from numba.core.compiler import Compiler, DefaultPassBuilder, Flags
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler_machinery import LoweringPass, PassManager, register_pass
 from numba.core.registry import CPUDispatcher
+from numba.core.target_extension import get_local_target
 from numba.core.targetconfig import TargetConfig
 from numba.core.typed_passes import AnnotateTypes
+from numba.core.types import functions as function_types
 
 try:
     import fcntl
@@ -149,6 +152,83 @@ def _config_hash(self):
 _FAST_CONFIG = {"values": _config_values, "__eq__": _config_eq, "__hash__": _config_hash}
 
 
+_CALL_TYPES = {}  # (function type, argument types, keywords) -> (typing context, signature)
+
+
+def _memo_call_type(resolve):
+    """``get_call_type`` of numba's function types (``resolve``), remembering each signature found.
+
+    numba tries the typing templates of a function in turn (an operator has dozens, most failing
+    with an error) at each call site, again each time type inference revisits it and again when
+    lowering it. A template's answer depends on the argument types and the target only, and
+    numba keeps what the found one registers (its implementation key), so a signature found once
+    is the answer for the same arguments later (about 7% of a cold fit's compile time); failures
+    are not remembered (numba resolves them again).
+    """
+
+    @functools.wraps(resolve)
+    def get_call_type(self, context, args, kws):
+        key = (self, args, tuple(kws.items()) if kws else (), get_local_target(context))
+        try:
+            found = _CALL_TYPES.get(key)
+        except TypeError:  # an unhashable argument type
+            return resolve(self, context, args, kws)
+        if found is not None and found[0] is context:
+            return found[1]
+        sig = resolve(self, context, args, kws)
+        if sig is not None:
+            _CALL_TYPES[key] = (context, sig)
+        return sig
+
+    return get_call_type
+
+
+#: numba's function types whose resolved calls are remembered within a compile session
+_MEMO_CALL_TYPES = (function_types.BaseFunction, function_types.BoundFunction)
+
+
+_IR_LEAVES = frozenset({str, int, float, bool, type(None), ir.Loc})  # what holds no IR variable
+_REC_LIST_VARS = ir.Inst.__dict__["_rec_list_vars"]
+
+
+def _rec_list_vars(self, val):
+    """``Inst._rec_list_vars`` (the IR variables in ``val``, depth first, in numba's order), with
+    the common containers and leaves told apart by their exact type instead of four
+    ``isinstance`` tests and a call per value: numba lists an instruction's variables each time
+    it recomputes the uses and definitions of a function, about ten times per compile."""
+    cls = type(val)
+    if cls is dict:
+        values = val.values()
+    elif cls is list or cls is tuple:
+        values = val
+    else:
+        return _REC_LIST_VARS(self, val)
+    found = []
+    for value in values:
+        cls = type(value)
+        if cls is ir.Var:
+            found.append(value)
+        elif cls not in _IR_LEAVES:
+            found.extend(_rec_list_vars(self, value))
+    return found
+
+
+_HAS_LOC = {}  # implementation -> whether it takes ``loc`` (numba asks inspect.signature each lowering)
+
+
+def _has_loc(fn):
+    try:
+        return _HAS_LOC[fn]
+    except KeyError:
+        _HAS_LOC[fn] = found = _NUMBA_HAS_LOC(fn)
+        return found
+    except TypeError:  # pragma: no cover - an unhashable implementation
+        return _NUMBA_HAS_LOC(fn)
+
+
+_NUMBA_HAS_LOC = numba_base._has_loc
+
+
 def _numba_llvm_lock_hooks():
     """numba's callbacks on the LLVM lock (they broadcast a ``numba:llvm_lock`` event at every
     call into LLVM, tens of thousands per cold fit, for numba's lock-time statistics)."""
@@ -160,8 +240,11 @@ def _numba_llvm_lock_hooks():
 def _compile_session():
     """The outermost compile of a kernel, with Python's cyclic garbage collector paused,
     numba's error messages unformatted, its compile flags hashed and compared cheaply
-    (:data:`_FAST_CONFIG`) and its LLVM-lock events off; numba's originals are restored
-    afterwards, whatever happened.
+    (:data:`_FAST_CONFIG`), its LLVM-lock events off, the signatures of its function types
+    remembered (:func:`_memo_call_type`), the variables of its IR instructions listed without a
+    call per value (:func:`_rec_list_vars`) and whether an implementation takes ``loc`` asked
+    once per implementation (:func:`_has_loc`); numba's originals are restored afterwards,
+    whatever happened.
 
     A compile allocates millions of short-lived objects that the collector scanned again and
     again (an eighth of the compile time); the garbage is collected after the compile, when the
@@ -188,6 +271,13 @@ def _compile_session():
         undo.append(lambda: [setattr(TargetConfig, name, method) for name, method in saved.items()])
         for name, method in _FAST_CONFIG.items():
             setattr(TargetConfig, name, method)
+        ir.Inst._rec_list_vars = _rec_list_vars
+        undo.append(functools.partial(setattr, ir.Inst, "_rec_list_vars", _REC_LIST_VARS))
+        numba_base._has_loc = _has_loc
+        undo.append(functools.partial(setattr, numba_base, "_has_loc", _NUMBA_HAS_LOC))
+        for cls in _MEMO_CALL_TYPES:
+            undo.append(functools.partial(setattr, cls, "get_call_type", cls.__dict__["get_call_type"]))
+            cls.get_call_type = _memo_call_type(cls.__dict__["get_call_type"])
         lock, hooks = _numba_llvm_lock_hooks()
         for hook in hooks:
             lock._cblist.remove(hook)
@@ -522,6 +612,10 @@ TESTED_PARAMETERS = {
     (Compiler, "define_pipelines"): ["self"],
     (PassManager, "add_pass_after"): ["self", "pass_cls", "location"],
     (PassManager, "finalize"): ["self"],
+    (numba_base, "_has_loc"): ["fn"],
+    (ir.Inst, "_rec_list_vars"): ["self", "val"],
+    (function_types.BaseFunction, "get_call_type"): ["self", "context", "args", "kws"],
+    (function_types.BoundFunction, "get_call_type"): ["self", "context", "args", "kws"],
     (TargetConfig, "values"): ["self"],
     (TargetConfig, "__eq__"): ["self", "other"],
     (TargetConfig, "__hash__"): ["self"],

@@ -111,6 +111,63 @@ def test_compiles_pause_the_garbage_collector_and_numbas_message_markup():
     assert gc.isenabled() and errors.termcolor().errmsg("msg") == markup
 
 
+def test_compiles_remember_call_types_and_restore_numbas_methods():
+    from numba.core import base, ir
+    from numba.core.types import functions
+
+    from parsimony import _compile_accelerator as accelerator
+
+    originals = (functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type,
+                 ir.Inst._rec_list_vars, base._has_loc)
+    seen = []
+
+    class Watch(event.Listener):
+        def on_start(self, ev):
+            seen.append((functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type,
+                         ir.Inst._rec_list_vars, base._has_loc))
+
+        def on_end(self, ev):
+            pass
+
+    @njit(cache=False)
+    def arithmetic(a, x):
+        return a.sum() * x + a[0] - x
+
+    watch = Watch()
+    event.register("numba:compile", watch)
+    try:
+        assert arithmetic(np.arange(1.0, 4.0), 2.0) == 6.0 * 2.0 + 1.0 - 2.0
+    finally:
+        event.unregister("numba:compile", watch)
+    assert seen and all(a is not b for a, b in zip(seen[0], originals))
+    assert (functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type, ir.Inst._rec_list_vars,
+            base._has_loc) == originals
+    # what was remembered is numba's own answer
+    remembered = [(key, sig) for key, (_, sig) in accelerator._CALL_TYPES.items()]
+    assert remembered
+    from numba.core.registry import cpu_target
+
+    for (fnty, args, kws, _), sig in remembered[:50]:
+        assert type(fnty).get_call_type(fnty, cpu_target.typing_context, args, dict(kws)) == sig
+
+
+def test_ir_variables_are_listed_as_numba_lists_them():
+    from numba.core import compiler, ir
+
+    from parsimony._compile_accelerator import _rec_list_vars
+    from parsimony.symbolic._optimize import nelder_mead
+
+    func_ir = compiler.run_frontend(nelder_mead.py_func)
+    statements = [stmt for block in func_ir.blocks.values() for stmt in block.body]
+    assert len(statements) > 100
+    exprs = [stmt.value for stmt in statements if isinstance(getattr(stmt, "value", None), ir.Expr)]
+    for inst, fields in [(stmt, stmt.__dict__) for stmt in statements] + [(e, e._kws) for e in exprs]:
+        ours = _rec_list_vars(inst, fields)
+        assert ours == ir.Inst._rec_list_vars(inst, fields) == inst.list_vars()
+        assert all(isinstance(v, ir.Var) for v in ours)
+    assert any(len(_rec_list_vars(e, e._kws)) >= 3 for e in exprs)  # a call's arguments, in order
+
+
 def test_a_kernels_own_error_is_numbas_and_keeps_the_accelerator(recwarn):
     @njit(cache=False)
     def typo(x):
