@@ -97,33 +97,48 @@ def _beam(G, b, total, beams, allowed, settings):
     """Beam search over supports (sets of columns) by least squares on the Gram matrix ``G`` of
     the centred columns and their products ``b`` with the target: from each of the ``beam``
     best supports of one size, every ``allowed`` column is scored exactly as its addition; yields
-    ``(support, residual sum of squares)`` for the best of each size up to ``max_columns``."""
+    ``(support, residual sum of squares)`` for the best of each size up to ``max_columns``.
+    The supports of one size are scored together (stacked arrays, one support a row)."""
     d = np.diag(G)
     usable = allowed & (d > 1e-12 * max(d.max(), 1e-300))
     beam = settings.beam
     for size in range(len(beams[0][0]), settings.max_columns):
-        found = {}
-        for support, rss in beams:
-            S = list(support)
-            if S:
-                cross = G[:, S] @ np.linalg.pinv(G[np.ix_(S, S)])
-                num, den = b - cross @ b[S], d - np.einsum("ij,ij->i", cross, G[:, S])
-            else:
-                num, den = b, d
-            ok = usable & (den > 1e-9 * d)
-            ok[S] = False
-            gain = np.where(ok, num ** 2 / np.where(ok, den, 1.0), -1.0)
-            top = np.argpartition(-gain, beam)[:beam] if gain.size > beam else np.arange(gain.size)
-            for j in top:
-                if gain[j] > 0:
-                    key = tuple(sorted(S + [int(j)]))
-                    found[key] = min(found.get(key, np.inf), rss - gain[j])
-        if not found:
+        S = np.array([support for support, _ in beams], dtype=np.int64).reshape(len(beams), size)
+        rss = np.array([value for _, value in beams], dtype=np.float64)
+        num, den = _scores(G, b, d, S)
+        rows = np.arange(len(S))[:, None]
+        ok = usable & (den > 1e-9 * d)
+        ok[rows, S] = False
+        gain = np.where(ok, num ** 2 / np.where(ok, den, 1.0), -1.0)
+        if gain.shape[1] > beam:
+            top = np.argpartition(-gain, beam, axis=1)[:, :beam]
+        else:
+            top = np.broadcast_to(np.arange(gain.shape[1]), gain.shape)
+        top_gain = np.take_along_axis(gain, top, axis=1)
+        which, col = np.nonzero(top_gain > 0)
+        if which.size == 0:
             return
-        beams = sorted(found.items(), key=lambda item: (item[1], item[0]))[:beam]
+        keys = np.sort(np.c_[S[which], top[which, col]], axis=1)
+        value = rss[which] - top_gain[which, col]
+        order = np.lexsort([*keys.T[::-1], value])  # by residual, then by support
+        keys, value = keys[order], value[order]
+        _, first = np.unique(keys, axis=0, return_index=True)  # a support's least residual: its first
+        first = np.sort(first)[:beam]
+        beams = [(tuple(key), v) for key, v in zip(keys[first].tolist(), value[first])]
         yield from beams
         if beams[0][1] <= settings.exact * total:
             return
+
+
+def _scores(G, b, d, S):
+    """For each support (a row of ``S``), every column's addition to it: the numerator ``num``
+    (the column's product with what the support leaves of the target) and the denominator
+    ``den`` (what the support leaves of the column's sum of squares); rows of ``S`` by columns."""
+    if S.shape[1] == 0:
+        return np.tile(b, (len(S), 1)), np.tile(d, (len(S), 1))
+    GS = np.ascontiguousarray(G[:, S].transpose(1, 0, 2))  # supports x columns x support's columns
+    cross = GS @ np.linalg.pinv(G[S[:, :, None], S[:, None, :]])
+    return b - (cross @ b[S][:, :, None])[:, :, 0], d - (cross * GS).sum(axis=2)
 
 
 @njit(error_model="numpy")
@@ -132,14 +147,17 @@ def _best_triples(G, b, k, removed, pairs):
     target), the two numerator columns ``i < l < k`` whose least squares with ``j`` leaves the
     least residual: ``removed[j - k]``, the sum of squares it removes from the total, and
     ``pairs[j - k] = (i, l)``; ``-1`` where none is independent of ``j``. Exhaustive: the forms
-    whose parts explain little one or two at a time (``(m1*r1 + m2*r2)/(m1 + m2)``) too."""
+    whose parts explain little one or two at a time (``(m1*r1 + m2*r2)/(m1 + m2)``) too. (The
+    loop over ``l`` runs on slices from 0, which lets it vectorise, then scans the gains.)"""
     m = b.shape[0]
     scale = 0.0
     for j in range(m):
         scale = max(scale, G[j, j])
-    gp = np.empty(k)
-    bp = np.empty(k)
-    dp = np.empty(k)
+    lim = np.empty(k)  # a column whose sum of squares falls below this with j projected out is dependent
+    for i in range(k):
+        lim[i] = 1e-9 * G[i, i]
+    gj, gp, bp, dp = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
+    gain, dets = np.empty(k), np.empty(k)
     for j in range(k, m):
         removed[j - k] = -1.0
         pairs[j - k, 0] = -1
@@ -148,25 +166,30 @@ def _best_triples(G, b, k, removed, pairs):
         if djj <= 1e-12 * scale:
             continue
         for i in range(k):  # the numerator columns with column j projected out
-            gp[i] = G[i, j] / djj
-            bp[i] = b[i] - gp[i] * b[j]
-            dp[i] = G[i, i] - gp[i] * G[i, j]
-        base = b[j] * b[j] / djj
+            gj[i] = G[i, j]
         for i in range(k):
-            if dp[i] <= 1e-9 * G[i, i]:
+            gp[i] = gj[i] / djj
+            bp[i] = b[i] - gp[i] * b[j]
+            dp[i] = G[i, i] - gp[i] * gj[i]
+        base = b[j] * b[j] / djj
+        best = -1.0
+        for i in range(k - 1):
+            if dp[i] <= lim[i]:
                 continue
-            for l in range(i + 1, k):
-                if dp[l] <= 1e-9 * G[l, l]:
-                    continue
-                gil = G[i, l] - gp[i] * G[l, j]
-                det = dp[i] * dp[l] - gil * gil
-                if det <= 1e-9 * dp[i] * dp[l]:
-                    continue
-                gain = base + (bp[i] * bp[i] * dp[l] - 2.0 * bp[i] * bp[l] * gil + bp[l] * bp[l] * dp[i]) / det
-                if gain > removed[j - k]:
-                    removed[j - k] = gain
+            gi, bi, di, n = gp[i], bp[i], dp[i], k - i - 1
+            Gs, gs, ds, bs, ls = G[i, i + 1:k], gj[i + 1:k], dp[i + 1:k], bp[i + 1:k], lim[i + 1:k]
+            es, vs = dets[i + 1:k], gain[i + 1:k]
+            for l in range(n):  # column i + 1 + l
+                gil = Gs[l] - gi * gs[l]
+                det = di * ds[l] - gil * gil
+                es[l] = det
+                vs[l] = base + (bi * bi * ds[l] - 2.0 * bi * bs[l] * gil + bs[l] * bs[l] * di) / det
+            for l in range(n):
+                if vs[l] > best and not ds[l] <= ls[l] and not es[l] <= 1e-9 * di * ds[l]:
+                    best = vs[l]
                     pairs[j - k, 0] = i
-                    pairs[j - k, 1] = l
+                    pairs[j - k, 1] = i + 1 + l
+        removed[j - k] = best
 
 
 def _supports(cols, t, w, k, settings):
@@ -221,39 +244,46 @@ def _supports(cols, t, w, k, settings):
             yield [int(best[j, 0]), int(best[j, 1]), int(j) + k], max(total - removed[j], 0.0) / total
 
 
-def _fit(cols, t, w, support, k, snap):
-    """The weighted least-squares coefficients and intercept of ``t`` on the columns ``support``
-    (those from ``k`` on are ``-t`` times a denominator's term), each within ``snap`` of an
-    integer taken as the integer."""
-    p = w / w.sum()
-    sw = np.sqrt(p)
-    design = cols[support]
-    mean = design @ p
-    coefs = np.linalg.lstsq(((design - mean[:, None]) * sw).T, (t - t @ p) * sw, rcond=None)[0]
-    intercept = float(t @ p - coefs @ mean)
-    return _rounded(coefs, intercept, t, p, snap)
+class _Target:
+    """A transformed target ``t`` on weights ``w``, with what every fit on it shares: the weights'
+    shares ``p`` and their roots, ``t``'s weighted mean, its centred and weighted values, its
+    weighted sum of squares about the mean and the root of that (its scale)."""
+
+    def __init__(self, t, w):
+        self.t, self.p = t, w / w.sum()
+        self.sw = np.sqrt(self.p)
+        self.mean = t @ self.p
+        self.centred = (t - self.mean) * self.sw
+        self.variance = np.sum(self.p * (t - self.mean) ** 2)
+        self.scale = np.sqrt(self.variance)
 
 
-def _rounded(coefs, intercept, t, p, tolerance):
+def _fit(design, target, snap):
+    """The weighted least-squares coefficients and intercept of ``target`` on the rows of
+    ``design`` (the support's columns), each within ``snap`` of an integer taken as the integer."""
+    mean = design @ target.p
+    coefs = np.linalg.lstsq(((design - mean[:, None]) * target.sw).T, target.centred, rcond=None)[0]
+    intercept = float(target.mean - coefs @ mean)
+    return _rounded(coefs, intercept, target, snap)
+
+
+def _rounded(coefs, intercept, target, tolerance):
     """The coefficients within ``tolerance`` (relative) of an integer made integers, and the
-    intercept within ``tolerance`` of the scale of ``t`` (or of its own) too."""
+    intercept within ``tolerance`` of the scale of ``target`` (or of its own) too."""
     coefs = np.where(np.abs(coefs - np.round(coefs)) <= tolerance * np.maximum(1.0, np.abs(coefs)), np.round(coefs),
                      coefs)
-    scale = np.sqrt(np.sum(p * (t - t @ p) ** 2))
-    if abs(intercept - round(intercept)) <= tolerance * max(1.0, abs(intercept), scale):
+    if abs(intercept - round(intercept)) <= tolerance * max(1.0, abs(intercept), target.scale):
         intercept = float(round(intercept))
     return coefs, intercept
 
 
-def _share(cols, t, w, support, k, coefs, intercept):
-    """The share of ``t``'s variance the form leaves: measured on the form, not on its
-    linearisation, whose residual is also small where the denominator nearly vanishes."""
-    p = w / w.sum()
-    design = cols[support]
-    num, den = np.array(support) < k, np.array(support) >= k
+def _share(design, target, den, coefs, intercept):
+    """The share of the target's variance the form leaves (``den`` marks the rows of ``design``
+    that are ``-t`` times a denominator's term): measured on the form, not on its linearisation,
+    whose residual is also small where the denominator nearly vanishes."""
     with np.errstate(all="ignore"):
-        fitted = (intercept + coefs[num] @ design[num]) / (1.0 - coefs[den] @ design[den] / t)
-        share = float(np.sum(p * (t - fitted) ** 2) / np.sum(p * (t - t @ p) ** 2))
+        fitted = (intercept + coefs[~den] @ design[~den]) / (1.0 - coefs[den] @ design[den] / target.t)
+        share = float(np.sum(target.p * (target.t - fitted) ** 2) / target.variance)
     return share if np.isfinite(share) else np.inf
 
 
@@ -450,17 +480,19 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         both = np.vstack([cols, -t * cols])
         both = np.where(np.all(np.isfinite(both), axis=1)[:, None], both, 0.0)
         step = -(-len(t) // s.search_rows)
+        target = _Target(t, w)
         for selected, share in _supports(both[:, ::step], t[::step], w[::step], k, s):
             if share > s.linearised * (1 - s.min_r2):
                 continue
             fitted += 1
-            coefs, constant = _fit(both, t, w, selected, k, s.snap)
+            design, den = both[selected], np.array(selected) >= k
+            coefs, constant = _fit(design, target, s.snap)
             variants = [(coefs, constant)]
-            integral = _rounded(coefs, constant, t, w / w.sum(), s.round)
+            integral = _rounded(coefs, constant, target, s.round)
             if not np.array_equal(integral[0], coefs) or integral[1] != constant:
                 variants.append(integral)
             for coefs, constant in variants:
-                share = _share(both, t, w, selected, k, coefs, constant)
+                share = _share(design, target, den, coefs, constant)
                 if share > 1 - s.min_r2:
                     continue
                 tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
