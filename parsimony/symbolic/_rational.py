@@ -120,9 +120,15 @@ def _beam(G, b, total, beams, allowed, settings):
             return
         keys = np.sort(np.c_[S[which], top[which, col]], axis=1)
         value = rss[which] - top_gain[which, col]
-        order = np.lexsort([*keys.T[::-1], value])  # by residual, then by support
+        if len(b) ** (size + 1) < 2 ** 62:  # a support as one number, in the same order
+            code = keys @ len(b) ** np.arange(size, -1, -1, dtype=np.int64)
+            order = np.lexsort([code, value])  # by residual, then by support
+            code = code[order]
+        else:
+            order = np.lexsort([*keys.T[::-1], value])
+            code = keys[order]
         keys, value = keys[order], value[order]
-        _, first = np.unique(keys, axis=0, return_index=True)  # a support's least residual: its first
+        _, first = np.unique(code, axis=0 if code.ndim > 1 else None, return_index=True)  # a support: its least residual
         first = np.sort(first)[:beam]
         beams = [(tuple(key), v) for key, v in zip(keys[first].tolist(), value[first])]
         yield from beams
@@ -270,19 +276,21 @@ def _fit(design, target, snap):
 def _rounded(coefs, intercept, target, tolerance):
     """The coefficients within ``tolerance`` (relative) of an integer made integers, and the
     intercept within ``tolerance`` of the scale of ``target`` (or of its own) too."""
-    coefs = np.where(np.abs(coefs - np.round(coefs)) <= tolerance * np.maximum(1.0, np.abs(coefs)), np.round(coefs),
-                     coefs)
+    whole = np.round(coefs)
+    coefs = np.where(np.abs(coefs - whole) <= tolerance * np.maximum(1.0, np.abs(coefs)), whole, coefs)
     if abs(intercept - round(intercept)) <= tolerance * max(1.0, abs(intercept), target.scale):
         intercept = float(round(intercept))
     return coefs, intercept
 
 
-def _share(design, target, den, coefs, intercept):
-    """The share of the target's variance the form leaves (``den`` marks the rows of ``design``
-    that are ``-t`` times a denominator's term): measured on the form, not on its linearisation,
+def _share(design, target, n_num, coefs, intercept):
+    """The share of the target's variance the form leaves (the rows of ``design`` from ``n_num``
+    on are ``-t`` times a denominator's term): measured on the form, not on its linearisation,
     whose residual is also small where the denominator nearly vanishes."""
     with np.errstate(all="ignore"):
-        fitted = (intercept + coefs[~den] @ design[~den]) / (1.0 - coefs[den] @ design[den] / target.t)
+        fitted = intercept + coefs[:n_num] @ design[:n_num]
+        if n_num < len(coefs):
+            fitted = fitted / (1.0 - coefs[n_num:] @ design[n_num:] / target.t)
         share = float(np.sum(target.p * (target.t - fitted) ** 2) / target.variance)
     return share if np.isfinite(share) else np.inf
 
@@ -485,14 +493,14 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
             if share > s.linearised * (1 - s.min_r2):
                 continue
             fitted += 1
-            design, den = both[selected], np.array(selected) >= k
+            design, n_num = both[selected], sum(j < k for j in selected)  # (a support is sorted)
             coefs, constant = _fit(design, target, s.snap)
             variants = [(coefs, constant)]
             integral = _rounded(coefs, constant, target, s.round)
             if not np.array_equal(integral[0], coefs) or integral[1] != constant:
                 variants.append(integral)
             for coefs, constant in variants:
-                share = _share(design, target, den, coefs, constant)
+                share = _share(design, target, n_num, coefs, constant)
                 if share > 1 - s.min_r2:
                     continue
                 tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
