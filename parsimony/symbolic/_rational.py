@@ -61,9 +61,11 @@ def _dictionary(X, features, degree, phase=None):
     non-finite or constant columns dropped."""
     cols, terms = [], []
     sub = X[:, features]
+    with np.errstate(all="ignore"):
+        powers = {(k, v): sub[:, k] ** float(v) for k in range(len(features)) for v in (-2, -1, 1, 2)}
 
     def add(e, extra=()):  # the monomial of exponents ``e`` on ``features``, times the ``extra`` columns
-        cols.append(np.prod([sub[:, k] ** float(v) for k, v in enumerate(e) if v] + list(extra), axis=0))
+        cols.append(np.prod([powers[k, v] for k, v in enumerate(e) if v] + list(extra), axis=0))
         return {int(features[k]): v for k, v in enumerate(e) if v}
 
     with np.errstate(all="ignore"):
@@ -481,12 +483,19 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         cols, terms = cols[keep], [terms[j] for j in keep]
     models, fitted, seen = [], 0, set()
     k = len(terms)
+    both = np.empty((2 * k, cols.shape[1]))  # the columns, then -t times them (a non-finite row: 0)
+    both[:k] = cols
+    largest = np.abs(cols).max(axis=1)
     for transform in TRANSFORMS:
         t = _transformed(y, transform)
         if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
             continue
-        both = np.vstack([cols, -t * cols])
-        both = np.where(np.all(np.isfinite(both), axis=1)[:, None], both, 0.0)
+        with np.errstate(all="ignore"):
+            np.multiply(-t, cols, out=both[k:])
+            # (finite columns, finite t: a row is finite where the product of their largest is)
+            suspect = np.flatnonzero(~np.isfinite(np.abs(t).max() * largest))
+        bad = suspect[~np.all(np.isfinite(both[k + suspect]), axis=1)]
+        both[k + bad] = 0.0
         step = -(-len(t) // s.search_rows)
         target = _Target(t, w)
         for selected, share in _supports(both[:, ::step], t[::step], w[::step], k, s):
