@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 
 import numpy as np
 
@@ -278,8 +279,13 @@ def _fit(design, target, snap):
 def _rounded(coefs, intercept, target, tolerance):
     """The coefficients within ``tolerance`` (relative) of an integer made integers, and the
     intercept within ``tolerance`` of the scale of ``target`` (or of its own) too."""
-    whole = np.round(coefs)
-    coefs = np.where(np.abs(coefs - whole) <= tolerance * np.maximum(1.0, np.abs(coefs)), whole, coefs)
+    values = coefs.tolist()
+    if all(map(math.isfinite, values)):  # (a few coefficients: as Python floats, numpy's rounding)
+        coefs = np.array([r if abs(c - r) <= tolerance * max(1.0, abs(c)) else c
+                          for c, r in zip(values, [math.copysign(float(round(c)), c) for c in values])])
+    else:
+        whole = np.round(coefs)
+        coefs = np.where(np.abs(coefs - whole) <= tolerance * np.maximum(1.0, np.abs(coefs)), whole, coefs)
     if abs(intercept - round(intercept)) <= tolerance * max(1.0, abs(intercept), target.scale):
         intercept = float(round(intercept))
     return coefs, intercept
