@@ -208,6 +208,8 @@ def _rec_list_vars(self, val):
         cls = type(value)
         if cls is ir.Var:
             found.append(value)
+        elif cls is ir.Expr:  # (its list_vars: its keywords')
+            found.extend(_rec_list_vars(value, value._kws))
         elif cls not in _IR_LEAVES:
             found.extend(_rec_list_vars(self, value))
     return found

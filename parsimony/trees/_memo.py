@@ -66,7 +66,7 @@ def rehash(memo, grown):
     for s in range(memo.depth.shape[0]):
         if memo.depth[s] == -1:
             continue
-        t = _find(grown.keys, grown.depth, memo.keys[s], memo.depth[s])
+        t = _find(grown.keys, grown.depth, memo.keys[s], np.int64(memo.depth[s]))  # (as every other call: one compile)
         assign(grown.keys[t], memo.keys[s])
         grown.depth[t] = memo.depth[s]
         grown.lower[t] = memo.lower[s]

@@ -341,3 +341,24 @@ def test_deep_limit_without_room_for_kept_pair_sums(monkeypatch):
         monkeypatch.undo()
         assert without.objective == pytest.approx(with_sums.objective, abs=1e-12), seed
         assert without.objective == pytest.approx(brute_force_objective(Xb, y, lam, 5, sample_weight=w), abs=1e-9)
+
+
+def test_rehash_keeps_every_entry_and_its_record():
+    rng = np.random.default_rng(7)
+    memo, grown = _new_memo(64, 2), _new_memo(128, 2)
+    entries = {}
+    while len(entries) < 30:  # distinct (bitset, depth) keys, some bitsets at two depths
+        words, d = rng.integers(1, 2**62, size=2, dtype=np.uint64), int(rng.integers(0, 5))
+        entries[(tuple(words), d)] = (float(rng.normal()), float(rng.normal()), int(rng.integers(0, 9)))
+        if len(entries) % 7 == 0:
+            entries[(tuple(words), d + 5)] = (1.0, 2.0, 3)
+    for (words, d), (lower, value, feature) in entries.items():
+        s = _memo._find(memo.keys, memo.depth, np.array(words, dtype=np.uint64), d)
+        assert memo.depth[s] == -1
+        memo.keys[s], memo.depth[s], memo.lower[s], memo.value[s], memo.feature[s] = words, d, lower, value, feature
+    _memo.rehash(memo, grown)
+    assert (grown.depth != -1).sum() == len(entries)
+    for (words, d), record in entries.items():
+        s = _memo.lookup(grown, np.array(words, dtype=np.uint64), d)
+        assert s >= 0 and (grown.lower[s], grown.value[s], grown.feature[s]) == record
+    assert _memo.lookup(grown, np.array([1, 1], dtype=np.uint64), 0) == -1
