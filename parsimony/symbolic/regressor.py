@@ -54,10 +54,11 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     time, the cost weighs every row against every other, in units of the constant's loss
     whatever the scale of the target or the level. With ``unit_free`` (per row, its
     :func:`~parsimony.symbolic._units.unit_free_complexity`; the estimator passes it) the cost
-    counts those tokens instead of the row's own: each coefficient and shift its terms need
-    with every feature and the target in generic units, so that the choice does not change with
-    their units (on standardised Friedman #1 ``5 x4`` is ``1.44 x4``, and a row writing it
-    ``x4`` saved 2 tokens for 1% of the constant's loss; on [0, 1] it cannot). ``"accuracy"``: lowest loss; ``"score"``:
+    counts those tokens instead of the row's own: each coefficient its terms need with every
+    feature and the target on a generic scale (a shift that enters linearly folded into the
+    constant term), so that the choice does not change when they are rescaled (on standardised
+    Friedman #1 ``5 x4`` is ``1.44 x4``, and a row writing it ``x4`` saved 2 tokens for 1% of
+    the constant's loss; on [0, 1] it cannot). ``"accuracy"``: lowest loss; ``"score"``:
     highest score (steepest drop of log-loss per unit of complexity); ``"best"``: highest score
     among rows whose loss is within a factor of the lowest: PySR's 1.5 for a squared loss,
     ``sqrt(1.5)`` (the same factor on the scale of the residuals) for the pinball and absolute
@@ -285,8 +286,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         How the expression used by ``predict`` is chosen from the front (see
         :func:`select_equation`). ``"cost"`` takes the lowest training loss relative to the best
         constant's plus 0.016 per unit of complexity (each token must buy 1.6% of the
-        constant's loss; the complexity counted with each feature and the target in generic
-        units, so that the choice does not depend on theirs), preferring a calibrated expression (training coverage within two
+        constant's loss; the complexity counted with each feature and the target on a generic
+        scale, so that the choice does not depend on theirs), preferring a calibrated expression (training coverage within two
         standard errors of the quantile level) that costs at most four tokens' worth more.
         ``"best"`` is PySR's rule (highest score among accurate rows) restricted to calibrated
         expressions when there are any. ``"sic"`` ranks the same rows by the Schwarz
