@@ -186,6 +186,33 @@ def test_best_triples_match_an_exhaustive_least_squares():
     assert tuple(best[9 - k]) == (1, 4)
 
 
+def test_beam_with_a_wide_beam_finds_the_best_supports_of_each_size():
+    import itertools
+    from dataclasses import replace
+
+    from parsimony.symbolic._rational import _beam
+
+    rng = np.random.default_rng(11)
+    n, m = 40, 9
+    A = rng.normal(size=(m, n))
+    A -= A.mean(axis=1, keepdims=True)
+    r = A[2] - 0.7 * A[5] + 0.4 * A[7] + 0.5 * rng.normal(size=n)
+    r -= r.mean()
+    G, b, total = A @ A.T, A @ r, r @ r
+    settings = replace(RationalSettings(), beam=m * m, max_columns=3)  # every support of 1 and 2 columns scored
+    found = list(_beam(G, b, total, [((), total)], np.ones(m, dtype=bool), settings))
+
+    def rss(S):
+        coef = np.linalg.lstsq(A[list(S)].T, r, rcond=None)[0]
+        return np.sum((r - A[list(S)].T @ coef) ** 2)
+
+    for size in (1, 2):
+        got = [(support, value) for support, value in found if len(support) == size]
+        exact = sorted(((S, rss(S)) for S in itertools.combinations(range(m), size)), key=lambda item: item[1])
+        assert [support for support, _ in got] == [S for S, _ in exact]  # each support once, best first
+        np.testing.assert_allclose([value for _, value in got], [value for _, value in exact], rtol=1e-9)
+
+
 def _weighted_mean(X):  # (m1*r1 + m2*r2)/(m1 + m2), Feynman I.18.4
     return (X[:, 0] * X[:, 2] + X[:, 1] * X[:, 3]) / (X[:, 0] + X[:, 1])
 
