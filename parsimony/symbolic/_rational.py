@@ -21,10 +21,14 @@ coefficient within
 coefficients within ``round`` of integers made integers.
 
 A form is offered to the search (written back as ``T^-1`` of the ratio, within ``maxsize``) only
-when it explains at least ``min_r2`` of ``T(y)``'s variance (least squares on a transformed
-target is not the fit's loss: the search's halls of fame judge the forms on the loss; on noisy
-data none qualifies and the stage's sums are what the search gets), and at most
-``max_forms`` are. The settings (``features``, ``degree``, ...) are the fields of
+when it explains at least ``min_r2`` of ``T(y)``'s variance, or at least ``noisy_r2`` and what it
+leaves is as rough as noise between neighbouring rows (:func:`_white`: a form that misses part
+of the law leaves a residual that varies smoothly with the features); least squares on a
+transformed target is not the fit's loss: the search's halls of fame judge the forms on the
+loss. At most ``max_forms`` are offered. Under noise the linearisation's denominator columns
+carry the noise and bias their coefficients, so the forms near the least residual are refitted
+by their own least squares (:func:`_refined`), and a coefficient within ``integer_z`` standard
+errors of zero or an integer is also offered as that number. The settings (``features``, ``degree``, ...) are the fields of
 :class:`~parsimony.symbolic.seeds.rational.RationalSettings`, which says why each has its value.
 """
 
@@ -276,9 +280,11 @@ def _fit(design, target, snap):
     return _rounded(coefs, intercept, target, snap)
 
 
-def _rounded(coefs, intercept, target, tolerance):
+def _rounded(coefs, intercept, target, tolerance, errors=None, z=0.0):
     """The coefficients within ``tolerance`` (relative) of an integer made integers, and the
-    intercept within ``tolerance`` of the scale of ``target`` (or of its own) too."""
+    intercept within ``tolerance`` of the scale of ``target`` (or of its own) too; with standard
+    ``errors`` (the intercept's first), also those within ``z`` errors of zero made zero, else
+    of an integer that integer (the data do not tell them apart)."""
     values = coefs.tolist()
     if all(map(math.isfinite, values)):  # (a few coefficients: as Python floats, numpy's rounding)
         coefs = np.array([r if abs(c - r) <= tolerance * max(1.0, abs(c)) else c
@@ -288,19 +294,93 @@ def _rounded(coefs, intercept, target, tolerance):
         coefs = np.where(np.abs(coefs - whole) <= tolerance * np.maximum(1.0, np.abs(coefs)), whole, coefs)
     if abs(intercept - round(intercept)) <= tolerance * max(1.0, abs(intercept), target.scale):
         intercept = float(round(intercept))
-    return coefs, intercept
+    if errors is None or not np.any(errors > 0):
+        return coefs, intercept
+    values = np.r_[intercept, coefs]
+    margin = z * np.where(np.isfinite(errors), errors, 0.0)
+    whole = np.round(values)
+    values = np.where(np.abs(values - whole) <= margin, whole, values)
+    values = np.where(np.abs(values) <= margin, 0.0, values)
+    return values[1:], float(values[0])
 
 
-def _share(design, target, n_num, coefs, intercept):
-    """The share of the target's variance the form leaves (the rows of ``design`` from ``n_num``
-    on are ``-t`` times a denominator's term): measured on the form, not on its linearisation,
-    whose residual is also small where the denominator nearly vanishes."""
+def _refined(design, target, n_num, coefs, intercept, exact, steps=8):
+    """The form's own least squares from the linearisation's coefficients (Gauss-Newton on
+    ``t - N/D``, ``N = c0 + sum a_i m_i``, ``D = 1 + sum b_j h_j``, the rows of ``design`` from
+    ``n_num`` on being ``-t h_j``): with noise in ``t`` the linearisation's denominator columns
+    carry it, which biases ``b`` (4% for ``omega_0/(1 - v/c)`` at noise 0.1 x RMS(y)).
+    ``(coefs, intercept, errors)``: the standard errors (the intercept's first) from the
+    Jacobian and the residual variance; the coefficients as they are, and no errors, where the
+    form leaves at most ``exact`` of the target's variance."""
+    t, p = target.t, target.p
+    with np.errstate(all="ignore"):
+        h = np.vstack([design[:n_num], -design[n_num:] / t])  # numerator monomials, denominator terms
+
+    def state(theta):
+        with np.errstate(all="ignore"):
+            d = 1.0 + theta[1 + n_num:] @ h[n_num:]
+            g = (theta[0] + theta[1:1 + n_num] @ h[:n_num]) / d
+            r = t - g
+            jac = np.c_[1.0 / d, (np.vstack([h[:n_num], -g * h[n_num:]]) / d).T]
+        return jac, r, float(p @ (r * r))
+
+    theta = np.r_[intercept, coefs]
+    jac, r, rss = state(theta)
+    if not rss > exact * target.variance:
+        return coefs, intercept, np.zeros(theta.size)
+    for _ in range(steps if n_num < len(coefs) else 0):
+        if not np.isfinite(rss) or rss <= 0.0 or not np.all(np.isfinite(jac)):
+            break
+        move = np.linalg.lstsq(jac * target.sw[:, None], r * target.sw, rcond=None)[0]
+        trial = state(theta + move)
+        if not trial[2] < rss:
+            break
+        theta, (jac, r, rss) = theta + move, trial
+    if not (np.isfinite(rss) and np.all(np.isfinite(jac))):
+        return coefs, intercept, np.zeros(theta.size)
+    cov = np.linalg.pinv((jac * p[:, None]).T @ jac) * rss / max(len(t) - theta.size, 1)
+    return theta[1:], float(theta[0]), np.sqrt(np.maximum(np.diag(cov), 0.0))
+
+
+def _residual(design, target, n_num, coefs, intercept):
+    """The target minus the form (the rows of ``design`` from ``n_num`` on are ``-t`` times a
+    denominator's term): the form, not its linearisation, whose residual is also small where the
+    denominator nearly vanishes."""
     with np.errstate(all="ignore"):
         fitted = intercept + coefs[:n_num] @ design[:n_num]
         if n_num < len(coefs):
             fitted = fitted / (1.0 - coefs[n_num:] @ design[n_num:] / target.t)
-        share = float(np.sum(target.p * (target.t - fitted) ** 2) / target.variance)
+        return target.t - fitted
+
+
+def _share(design, target, n_num, coefs, intercept):
+    """The share of the target's variance the form leaves (:func:`_residual`)."""
+    with np.errstate(all="ignore"):
+        share = float(np.sum(target.p * _residual(design, target, n_num, coefs, intercept) ** 2) / target.variance)
     return share if np.isfinite(share) else np.inf
+
+
+def _neighbours(X):
+    """Each row's nearest other row of ``X`` (columns standardised)."""
+    from scipy.spatial import cKDTree
+
+    spread = X.std(axis=0)
+    Z = (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    return cKDTree(Z).query(Z, k=2)[1][:, 1]
+
+
+def _white(residual, w, neighbour, z):
+    """Whether ``residual`` is as rough as noise between neighbouring rows: half its mean
+    squared difference to the nearest row's is its variance for noise independent of the
+    features (1 up to ``sqrt(2/n)``, measured on uniform rows in 1 to 5 dimensions), less for
+    a residual that varies smoothly with them (a form that misses part of the law); ``z``
+    standard deviations below 1 still pass."""
+    p = w / w.sum()
+    spread = p @ (residual - p @ residual) ** 2
+    if not (np.all(np.isfinite(residual)) and spread > 0):
+        return False
+    ratio = p @ (residual - residual[neighbour]) ** 2 / (2 * spread)
+    return bool(ratio >= 1 - z * np.sqrt(2.0 / len(residual)))
 
 
 def _phase(X, y, features):
@@ -492,6 +572,7 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     both = np.empty((2 * k, cols.shape[1]))  # the columns, then -t times them (a non-finite row: 0)
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
+    neighbours = _neighbours(X[:, features])
     for transform in TRANSFORMS:
         t = _transformed(y, transform)
         if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
@@ -504,19 +585,28 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         both[k + bad] = 0.0
         step = -(-len(t) // s.search_rows)
         target = _Target(t, w)
+        found = []
         for selected, share in _supports(both[:, ::step], t[::step], w[::step], k, s):
-            if share > s.linearised * (1 - s.min_r2):
-                continue
-            fitted += 1
-            design, n_num = both[selected], sum(j < k for j in selected)  # (a support is sorted)
-            coefs, constant = _fit(design, target, s.snap)
-            variants = [(coefs, constant)]
-            integral = _rounded(coefs, constant, target, s.round)
-            if not np.array_equal(integral[0], coefs) or integral[1] != constant:
-                variants.append(integral)
-            for coefs, constant in variants:
+            if share <= max(s.linearised * (1 - s.min_r2), 1 - s.noisy_r2):
+                design, n_num = both[selected], sum(j < k for j in selected)  # (a support is sorted)
+                coefs, constant = _fit(design, target, s.snap)
+                found.append((_share(design, target, n_num, coefs, constant), selected, design, n_num, coefs,
+                              constant))
+        fitted += len(found)
+        floor = min((f[0] for f in found), default=np.inf)
+        for share, selected, design, n_num, coefs, constant in found:
+            errors = None
+            if share <= s.refine_within * floor:  # near the least any support leaves: noise and the law
+                coefs, constant, errors = _refined(design, target, n_num, coefs, constant, s.exact)
+                coefs, constant = _rounded(coefs, constant, target, s.snap)
                 share = _share(design, target, n_num, coefs, constant)
-                if share > 1 - s.min_r2:
+            variants = [(coefs, constant, share)]
+            integral = _rounded(coefs, constant, target, s.round, errors, s.integer_z)
+            if not np.array_equal(integral[0], coefs) or integral[1] != constant:
+                variants.append((*integral, _share(design, target, n_num, *integral)))
+            for coefs, constant, share in variants:
+                if share > 1 - s.min_r2 and not (share <= 1 - s.noisy_r2 and _white(
+                        _residual(design, target, n_num, coefs, constant), w, neighbours, s.white_z)):
                     continue
                 tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
                 cplx = int(weights[tree[0]].sum())
