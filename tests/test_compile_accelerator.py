@@ -113,18 +113,19 @@ def test_compiles_pause_the_garbage_collector_and_numbas_message_markup():
 
 def test_compiles_remember_call_types_and_restore_numbas_methods():
     from numba.core import base, ir
+    from numba.core.runtime.context import NRTContext
     from numba.core.types import functions
 
     from parsimony import _compile_accelerator as accelerator
 
     originals = (functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type,
-                 ir.Inst._rec_list_vars, base._has_loc)
+                 ir.Inst._rec_list_vars, base._has_loc, NRTContext.get_meminfos)
     seen = []
 
     class Watch(event.Listener):
         def on_start(self, ev):
             seen.append((functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type,
-                         ir.Inst._rec_list_vars, base._has_loc))
+                         ir.Inst._rec_list_vars, base._has_loc, NRTContext.get_meminfos))
 
         def on_end(self, ev):
             pass
@@ -141,7 +142,7 @@ def test_compiles_remember_call_types_and_restore_numbas_methods():
         event.unregister("numba:compile", watch)
     assert seen and all(a is not b for a, b in zip(seen[0], originals))
     assert (functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type, ir.Inst._rec_list_vars,
-            base._has_loc) == originals
+            base._has_loc, NRTContext.get_meminfos) == originals
     # what was remembered is numba's own answer
     remembered = [(key, sig) for key, (_, sig) in accelerator._CALL_TYPES.items()]
     assert remembered
@@ -149,6 +150,46 @@ def test_compiles_remember_call_types_and_restore_numbas_methods():
 
     for (fnty, args, kws, _), sig in remembered[:50]:
         assert type(fnty).get_call_type(fnty, cpu_target.typing_context, args, dict(kws)) == sig
+
+
+def test_reference_counting_finds_the_meminfos_numba_finds():
+    from collections import namedtuple
+
+    from llvmlite import ir as llvmir
+    from numba import typeof
+    from numba.core.registry import cpu_target
+    from numba.core.runtime.context import NRTContext
+
+    from parsimony._compile_accelerator import _get_meminfos
+
+    Inner = namedtuple("Inner", ["a", "s", "flag"])
+    Outer = namedtuple("Outer", ["x", "inner", "k", "pair", "none"])
+    value = Outer(np.zeros(3, dtype=np.int64), Inner(np.zeros((2, 2)), 1.0, True), 4,
+                  (np.zeros(2), np.zeros(2)), (1.0, 2))
+    ty = typeof(value)
+    context = cpu_target.target_context
+    nrt = NRTContext(context, True)  # (not context.nrt: cached on the context, its copies would inherit it)
+    function = llvmir.Function(llvmir.Module(), llvmir.FunctionType(llvmir.VoidType(), [context.get_value_type(ty)]),
+                               "f")
+    builder = llvmir.IRBuilder(function.append_basic_block())
+    arg = function.args[0]
+
+    def path(meminfo):
+        """The extractvalue indices from the argument to ``meminfo``."""
+        chain = []
+        while isinstance(meminfo, llvmir.instructions.ExtractValue):
+            chain.append(tuple(meminfo.indices))
+            meminfo = meminfo.aggregate
+        assert meminfo is arg
+        return chain[::-1]
+
+    before = len(builder.block.instructions)
+    numbas = NRTContext.get_meminfos(nrt, builder, ty, arg)
+    emitted = len(builder.block.instructions) - before
+    ours = _get_meminfos(nrt, builder, ty, arg)
+    assert [t for t, _ in ours] == [t for t, _ in numbas] and len(ours) == 4  # x, inner.a, pair's two, in order
+    assert [path(m) for _, m in ours] == [path(m) for _, m in numbas]
+    assert len(builder.block.instructions) - before - emitted < emitted / 3  # the members without one: not read
 
 
 def test_ir_variables_are_listed_as_numba_lists_them():
