@@ -27,7 +27,6 @@ from ._engine import Grammar, KernelSettings, Population, Search, _line_form, ke
 from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
-from ._optimize import optimize_constants
 from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_MERGE, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, POLISH_ROWS,
     Candidates, Front, run_phase,
@@ -403,19 +402,20 @@ class _Evolution:
 
         The search and its final front are one kernel called from Python (``run_phase``;
         ``evaluate`` predicts), so that the code they share is optimised once. This process
-        compiles it; on a cold cache a helper process compiles meanwhile the simplifier and the
-        constant optimiser (which ``run_phase`` then links instead of compiling them: the
-        simplifier first, as its typing reaches it before the optimiser), then the seeders'
-        kernels (``helpers``: their precompile steps), then ``evaluate``."""
+        compiles it; on a cold cache a helper process compiles meanwhile the simplifier (which
+        ``run_phase`` then links instead of compiling it), then the seeders' kernels
+        (``helpers``: their precompile steps, which share little with the search), then
+        ``evaluate``. Not the constant optimiser: its callees (the loss and the evaluator, the
+        optimisers that ``run_phase`` also calls) are the search's, which the helper would type
+        a second time while this process waited for it (10 s of the helper's CPU)."""
         data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
         ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
-        ws, state = self.full_ws, new_state(0)
+        ws = self.full_ws
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
-                    (optimize_constants, (ops, feats, vals, n, data, ws, state, 0.0, 1, 1), "helper"),
                     *helpers,
                     (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
 
