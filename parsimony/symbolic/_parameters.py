@@ -26,6 +26,9 @@ AUTO_BATCH_SIZE = 128  # batch_size="auto": evolve on batches of this many rows 
 PAPER_MAXSIZE = 20
 #: ``maxsize="auto"`` where the additive stage runs: room for its sums (Friedman #1's shape is 28 tokens).
 STAGE_MAXSIZE = 30
+#: Distinct training rows from which ``maxsize="auto"`` is :data:`STAGE_MAXSIZE`: on the PMLB sets of
+#: fewer than 100 training rows, coverage at tau = .9 is further off at 30 than at 20.
+STAGE_MAXSIZE_ROWS = 100
 
 
 def stage_names(stages, name="stages") -> tuple:
@@ -160,15 +163,15 @@ class FitPlan:
 
     def resolve_maxsize(self, X, y, w) -> None:
         """Set ``maxsize="auto"`` for the training data ``(X, y, w)``: :data:`STAGE_MAXSIZE`
-        where the additive seeder runs (it is on and applies: enough distinct rows,
-        :class:`~parsimony.symbolic.seeds.AdditiveSettings`), else the paper's
-        :data:`PAPER_MAXSIZE`. The extra room exists for the stage's sums; where there are none
-        (small data, the Julia engine) it only lets evolution fit noise: on the PMLB sets of
-        fewer than 100 training rows, coverage at tau = .9 is further off at 30 than at 20."""
+        where the additive seeder runs (it is on and applies,
+        :class:`~parsimony.symbolic.seeds.AdditiveSettings`) on at least
+        :data:`STAGE_MAXSIZE_ROWS` distinct rows, else the paper's :data:`PAPER_MAXSIZE`. The
+        extra room exists for the stage's sums; where there are none (the Julia engine) or the
+        data is small it only lets evolution fit noise."""
         if self.auto_maxsize:
-            seeder = AdditiveSeeder()
+            seeder, problem = AdditiveSeeder(), Problem(X, y, w, 0, 0.5, (), (), (), 0)
             runs = (self.settings.additive_stage and seeder.name in self.settings.stages
-                    and seeder.applies(Problem(X, y, w, 0, 0.5, (), (), (), 0)))
+                    and seeder.applies(problem) and len(problem.sample[1]) >= STAGE_MAXSIZE_ROWS)
             self.settings.maxsize = STAGE_MAXSIZE if runs else PAPER_MAXSIZE
 
 

@@ -710,7 +710,7 @@ FRONT_MIN_GAIN = 1e-6  # a more complex front entry must lower the loss by this 
 SNAP_PRICE = 1e-3
 #: Distinct rows (of at most :data:`~parsimony.symbolic.seeds.SAMPLE_ROWS`) below which no constant
 #: is made integral: 228_elusage (44 training rows) tau .9 ACE .0564 with snapping, back to the
-#: unsnapped figure without (the additive seeder's ``min_rows`` has the same value, not the same job).
+#: unsnapped figure without.
 SNAP_MIN_ROWS = 100
 
 

@@ -42,7 +42,12 @@ the other out of the sum: 620_fri_c1_1000_25 of PMLB, ``corr(x0, x1) = 0.89``).
 After a step, every term's inner constants are refitted on its partial residual (backfitting,
 its operator free among those no more complex), a term worth less per token than a share
 (``drop_share``, a half) of the last one added leaves, and the candidates on the sum's bases are refitted on what they would
-replace. It stops when no candidate lowers the loss, the sum reproduces the targets, or no
+replace. When no candidate fits the room left, the inner shift the sum misses least (a wave's
+phase, its frequency refitted without it; a square's shift) is dropped and the step tried again
+with the tokens that frees, the new term kept only where the sum then fits better than with the
+shift (in the paper's ``maxsize`` 20 ``sin(a*x0*x1)`` beside two linear terms beats
+``sin(a*x0*x1 + b)`` beside one: 579_fri_c0_250_5 tau .5, folds 1-3, test NQL .045-.048 ->
+.032-.035). It stops when no candidate lowers the loss, the sum reproduces the targets, or no
 candidate fits in ``maxsize``. Every step's sum (written by
 :func:`~parsimony.symbolic._terms.write_sum`, simplified) is one model: the search offers them to
 its halls of fame and plants them in its populations.
@@ -222,6 +227,49 @@ def _golden(base, op, lo, hi, rc, w, s, c, steps):
     if f1 >= f2:
         return x1, f1, b1
     return x2, f2, b2
+
+
+@njit(error_model="numpy")
+def _phase_free(base, op, a, lo, hi, rc, w, grid, s):
+    """The frequency of the wave ``sin(a*base)`` (or cos) without a phase that fits ``rc`` best: its
+    grid's points and ``a``, then golden section between the neighbours of the best; returns
+    ``(a, evaluations)``."""
+    m = _grid(op, lo, hi, grid)
+    grid[m] = a
+    m += 1
+    best, best_g = 0, -np.inf
+    for z in range(m):
+        _term_values(base, op, grid[z], 0.0, s)
+        g = _gain(s, rc, w)
+        if g > best_g:
+            best, best_g = z, g
+    p = grid[best]
+    lo_p, hi_p = p, p
+    for z in range(m):  # the bracket: the nearest points of the grid on either side
+        if grid[z] < p and (lo_p == p or grid[z] > lo_p):
+            lo_p = grid[z]
+        if grid[z] > p and (hi_p == p or grid[z] < hi_p):
+            hi_p = grid[z]
+    x1, x2 = hi_p - GOLDEN * (hi_p - lo_p), lo_p + GOLDEN * (hi_p - lo_p)
+    _term_values(base, op, x1, 0.0, s)
+    f1 = _gain(s, rc, w)
+    _term_values(base, op, x2, 0.0, s)
+    f2 = _gain(s, rc, w)
+    for _ in range(GOLDEN_STEPS):
+        if f1 >= f2:
+            hi_p, x2, f2 = x2, x1, f1
+            x1 = hi_p - GOLDEN * (hi_p - lo_p)
+            _term_values(base, op, x1, 0.0, s)
+            f1 = _gain(s, rc, w)
+        else:
+            lo_p, x1, f1 = x1, x2, f2
+            x2 = lo_p + GOLDEN * (hi_p - lo_p)
+            _term_values(base, op, x2, 0.0, s)
+            f2 = _gain(s, rc, w)
+    top = x1 if f1 >= f2 else x2
+    if max(f1, f2) > best_g:
+        p = top
+    return p, m + 2 + GOLDEN_STEPS
 
 
 @njit(error_model="numpy")
@@ -1173,6 +1221,62 @@ def _refit_candidates(D, B, C, first, used, S, k, coef, offset, per_term, steps,
     return evals
 
 
+@njit(error_model="numpy")
+def _budget(D, B, S, k, per_term):
+    """The room a new term has in ``maxsize`` beside the sum's ``k`` terms (each with its coefficient
+    and a +) and the offset."""
+    budget = D.maxsize - D.weights[CONST] - per_term
+    for t in range(k):
+        budget -= _term_cost(B, S, t, D.weights) + per_term
+    return budget
+
+
+@njit(error_model="numpy")
+def _make_room(D, B, C, nc, used, S, k, loss, per_term, W, picked, rates, cols2, coef2, coef3, keep):
+    """When no candidate fits the room left: the inner shift (a wave's phase, a square's shift) the
+    sum misses least is dropped and the step tried again with the tokens it frees, the new term
+    kept only if the sum then beats ``loss`` (the sum with the shift). Returns
+    :func:`_best_screened`'s ``(rate, index, op, a, b, evaluations)``; with an index of -1 the
+    sum is as it was."""
+    evals = 0
+    drop, drop_loss, drop_a = -1, np.inf, 1.0
+    offset, _ = _fit_sum(D, S.cols[:k], coef3[:k])
+    for t in range(k):
+        if S.b[t] == 0.0 or S.op[t] == LINEAR or S.op[t] == EXP:
+            continue
+        kb = S.base[t]
+        a = S.a[t]
+        if S.op[t] == SIN or S.op[t] == COS:  # the frequency refitted without the phase
+            _residual(S.cols, k, coef3, offset, D.y, D.w, t, W.r)
+            a, used_evals = _phase_free(B.values[kb], S.op[t], a, B.lo[kb], B.hi[kb], W.r, D.w, W.grid, W.s)
+            evals += used_evals
+        for z in range(k):
+            assign(cols2[z], S.cols[z])
+        _term_values(B.values[kb], S.op[t], a, 0.0, cols2[t])
+        _, trial = _fit_sum(D, cols2[:k], coef2[:k])
+        evals += 1
+        if trial < drop_loss:
+            drop, drop_loss, drop_a = t, trial, a
+    if drop < 0:
+        return 0.0, -1, LINEAR, 1.0, 0.0, evals
+    old_a, old_b = S.a[drop], S.b[drop]
+    assign(keep, S.cols[drop])
+    S.a[drop], S.b[drop] = drop_a, 0.0
+    _term_values(B.values[S.base[drop]], S.op[drop], drop_a, 0.0, S.cols[drop])
+    offset, _ = _fit_sum(D, S.cols[:k], coef3[:k])
+    _residual(S.cols, k, coef3, offset, D.y, D.w, -1, W.r)
+    budget = _budget(D, B, S, k, per_term)
+    n_scr = _screen(D, B, C, nc, used, S, k, coef3, budget, per_term, W, picked, rates)
+    evals += nc + 1
+    rate, q, op, a, b, n_evals = _best_screened(D, B, C, picked, n_scr, S, k, coef3, loss, budget, per_term, W,
+                                                cols2, coef2)
+    evals += n_evals
+    if q < 0:
+        S.a[drop], S.b[drop] = old_a, old_b
+        assign(S.cols[drop], keep)
+    return rate, q, op, a, b, evals
+
+
 # ------------------------------------------------------------------------------ the stage
 @njit
 def _write_model(D, B, S, k, coef, offset, out, at):
@@ -1212,7 +1316,7 @@ def _forward(D, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out):
     max_terms = knobs.max_terms
     S = _terms(max_terms, n)
     cols2 = np.empty((max_terms, n))
-    coef, coef2 = np.zeros(max_terms), np.zeros(max_terms)
+    coef, coef2, coef3 = np.zeros(max_terms), np.zeros(max_terms), np.zeros(max_terms)
     used = np.zeros(nc, dtype=np.bool_)
     picked, rates = np.empty(knobs.screened + 1, dtype=np.int64), np.empty(knobs.screened + 1)
     offset, loss = _fit_sum(D, S.cols[:0], coef[:0])  # the best constant, exactly
@@ -1224,16 +1328,17 @@ def _forward(D, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out):
     for _step in range(out[0].shape[0]):
         if k >= max_terms or loss <= exact:
             break
-        # the room left: each term with its coefficient and a +, the offset, the new term's share
-        budget = D.maxsize - weights[CONST] - per_term
-        for t in range(k):
-            budget -= _term_cost(B, S, t, weights) + per_term
+        budget = _budget(D, B, S, k, per_term)
         _residual(S.cols, k, coef, offset, D.y, D.w, -1, W.r)
         n_scr = _screen(D, B, C, nc, used, S, k, coef, budget, per_term, W, picked, rates)
         evals += nc
         rate, q, op, a, b, n_evals = _best_screened(D, B, C, picked, n_scr, S, k, coef, loss, budget, per_term, W,
                                                     cols2, coef2)
         evals += n_evals
+        if q < 0:
+            rate, q, op, a, b, n_evals = _make_room(D, B, C, nc, used, S, k, loss, per_term, W, picked, rates, cols2,
+                                                    coef2, coef3, W.col)
+            evals += n_evals
         if q < 0:
             break
         used[q] = True

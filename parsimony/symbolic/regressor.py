@@ -298,7 +298,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         the unary operators of ``operators`` on them with fitted inner constants (``sin(a*x0*x1 + b)``,
         ``(x2 - b)^2``), the outer coefficients exact for the loss; each step's sum enters the
         hall of fame and the populations (a fraction of a second on 1,000 rows and 50 features;
-        at most 1,000 rows are used; none on fewer than 100 distinct rows, where such sums fit
+        at most 1,000 rows are used; none on fewer than 50 distinct rows, where such sums fit
         noise). "auto" is True on the native engine and False on the Julia engine, which raises
         for True. False turns off every seeder of ``stages``.
     stages : "auto" or sequence of str, default="auto"

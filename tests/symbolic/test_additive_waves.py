@@ -53,3 +53,21 @@ def test_the_whole_law_fits_a_small_maxsize():
         y = 3.0 * np.sin(2.0 * X[:, 0] * X[:, 1]) + 2.0 * X[:, 2] + X[:, 3] + 0.3 * rng.standard_normal(400)
         models = _proposals(X, y, maxsize=20)
         assert any(m.atoms(sympy.sin, sympy.cos) and set(SYMBOLS) <= m.free_symbols for m in models), (seed, models)
+
+
+def test_a_phase_makes_room_for_a_term_that_gains_more():
+    # 3 sin(2 x0 x1 + 0.15) + 2 x2 + x3: the wave enters with its phase (12 tokens), then x2, and
+    # x3 no longer fits 20 tokens; without the phase (its frequency refitted) it does, and the
+    # phase-free sum of every term fits better than the phased one without x3
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(0.0, 1.5, (400, 4))
+        y = 3.0 * np.sin(2.0 * X[:, 0] * X[:, 1] + 0.15) + 2.0 * X[:, 2] + X[:, 3] + 0.05 * rng.standard_normal(400)
+        models = _proposals(X, y, maxsize=20)
+        phased = [m for m in models if m.atoms(sympy.sin, sympy.cos) and SYMBOLS[3] not in m.free_symbols]
+        whole = [m for m in models if m.atoms(sympy.sin, sympy.cos) and set(SYMBOLS) <= m.free_symbols]
+        assert whole, (seed, models)
+        wave = next(iter(whole[-1].atoms(sympy.sin, sympy.cos)))
+        assert _argument_terms(wave) == {SYMBOLS[0] * SYMBOLS[1]}, (seed, whole[-1])
+        loss = [np.abs(y - sympy.lambdify(SYMBOLS, m, "numpy")(*X.T)).mean() for m in (phased[-1], whole[-1])]
+        assert loss[1] < loss[0], (seed, phased[-1], whole[-1], loss)

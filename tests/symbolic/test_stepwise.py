@@ -109,7 +109,8 @@ def test_operators_and_maxsize_are_respected():
                 assert int(WEIGHTS[ops].sum()) <= maxsize and len(ops) <= maxsize
                 assert set(ops[ops >= 2].tolist()) <= set(binops.tolist()) | set(unops.tolist())
     assert _models(X, y, operators=("sub", "mul", "sin")) == []  # no add: no sums
-    assert _models(X[:99], y[:99]) == []  # too few rows
+    few = AdditiveSettings().min_rows
+    assert _models(X[:few - 1], y[:few - 1]) == [] and _models(X[:few], y[:few])  # too few rows: none
     X0, y0 = X.copy(), y.copy()
     _models(X, y)
     np.testing.assert_array_equal(X, X0)
@@ -218,3 +219,17 @@ def test_a_wave_of_a_plain_product_gets_no_shifts():
         if model.atoms(sympy.sin) and symbols[2] in model.free_symbols:
             break
     assert waves
+
+
+@pytest.mark.parametrize("frequency", [0.4, 1.3, 2.9])
+def test_a_wave_without_phase_recovers_its_frequency(frequency):
+    # the refit that drops a wave's phase to make room: on an exact sin(f*base) it finds f, from a
+    # start anywhere on its grid
+    from parsimony.symbolic._stepwise import GRID_ROOM, _phase_free
+
+    base = np.linspace(0.0, 3.0, 301)
+    rc = 2.0 * np.sin(frequency * base)
+    rc -= rc.mean()
+    a, evaluations = _phase_free(base, SIN, 1.0, 0.0, 3.0, rc, np.ones(base.size), np.empty(GRID_ROOM),
+                                 np.empty(base.size))
+    assert abs(a - frequency) < 1e-4 and evaluations > 0
