@@ -70,6 +70,15 @@ def _parse_settings(pairs):
     return out
 
 
+def _complexity(expr):
+    """The token complexity of a formula, ``"?"`` where an operator has no weight (``tanh`` in
+    the other 59's II.35.21)."""
+    try:
+        return expression_complexity(expr)
+    except ValueError:
+        return "?"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problem-set", default="feynman", choices=["feynman", "other"],
@@ -116,11 +125,11 @@ def main(argv=None):
     rows["problem"], rows["noise"] = zip(*rows["dataset"].map(srbench.split_key))
     rows = rows.sort_values(["problem", "noise"])
     for r in rows.itertuples():
-        truth = expression_complexity(problems[r.problem].truth())
+        truth = _complexity(problems[r.problem].truth())
         state = "SOLVED" if r.solution == "yes" else "TIMEOUT" if r.solution == "timeout" else "-"
         text = r.model if r.status == "ok" else f"failed: {str(r.error).splitlines()[0]}"
         print(f"{r.problem:20s} noise={r.noise:<5g} {state:7s} cpu {r.fit_cpu:5.2f}s  c={r.complexity:4.0f} "
-              f"(truth {truth:2d})  R2 {r.r2:.6f}  {text}", flush=True)
+              f"(truth {truth:>2})  R2 {r.r2:.6f}  {text}", flush=True)
     if args.csv:
         rows.to_csv(args.csv, index=False)
     rates = solution_rates(rows)
