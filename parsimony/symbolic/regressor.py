@@ -116,27 +116,8 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     if quantile is not None and tolerance is not None and "coverage" in equations:
         calibrated = np.abs(equations["coverage"].to_numpy(dtype=float) - quantile) <= tolerance
     if model_selection == "cost":
-        if baseline is None or not baseline > 0:
-            raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, got {baseline!r}")
-        if not token_price >= 0:
-            raise ValueError(f"token_price must be a number >= 0, got {token_price!r}")
-        cost = loss / baseline + token_price * (c if unit_free is None else _per_row(unit_free, c, "unit_free"))
-        reproduces = loss <= EXACT_LOSS * baseline  # the targets up to rounding
-        exact = reproduces & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
-        if exact.any():  # the targets' law, not a fit of them: no approximation is cheaper
-            return int(np.flatnonzero(exact)[np.argmin(c[exact])])
-        choice = int(np.argmin(cost))
-        calibrated = calibrated | reproduces  # exact up to rounding: coverage is only ties
-        if calibrated.any():
-            rows = np.flatnonzero(calibrated)
-            best = int(rows[np.argmin(cost[rows])])
-            if cost[best] <= cost[choice] + CALIBRATION_TOKENS * token_price:
-                choice = best
-        law = _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, squared_loss)
-        if law != choice or unit_free is None or fitted_constants is None or n_samples is None:
-            return law
-        return _fewer_written(choice, loss, c, _per_row(unit_free, c, "unit_free"),
-                              _per_row(fitted_constants, c, "fitted_constants"), calibrated, n_samples, squared_loss)
+        return _cheapest(loss, c, calibrated, baseline, token_price, n_samples, squared_loss,
+                         fitted_constants, unit_free)
     if model_selection in ("best", "sic"):
         ok = loss <= (1.5 if squared_loss else np.sqrt(1.5)) * loss.min()
         if (ok & calibrated).any():
@@ -151,6 +132,32 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     y = (loss - loss.min()) / span if span > 0 else np.zeros_like(loss)
     gain = 1.0 - x - y  # proportional to the distance below the chord from (0, 1) to (1, 0)
     return int(np.argmax(gain)) if gain.max() > 1e-12 else int(np.argmin(loss))
+
+
+def _cheapest(loss, c, calibrated, baseline, token_price, n_samples, squared_loss, fitted_constants,
+              unit_free) -> int:
+    """Row chosen by ``model_selection="cost"`` (see :func:`select_equation`)."""
+    if baseline is None or not baseline > 0:
+        raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, got {baseline!r}")
+    if not token_price >= 0:
+        raise ValueError(f"token_price must be a number >= 0, got {token_price!r}")
+    cost = loss / baseline + token_price * (c if unit_free is None else _per_row(unit_free, c, "unit_free"))
+    reproduces = loss <= EXACT_LOSS * baseline  # the targets up to rounding
+    exact = reproduces & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
+    if exact.any():  # the targets' law, not a fit of them: no approximation is cheaper
+        return int(np.flatnonzero(exact)[np.argmin(c[exact])])
+    choice = int(np.argmin(cost))
+    calibrated = calibrated | reproduces  # exact up to rounding: coverage is only ties
+    if calibrated.any():
+        rows = np.flatnonzero(calibrated)
+        best = int(rows[np.argmin(cost[rows])])
+        if cost[best] <= cost[choice] + CALIBRATION_TOKENS * token_price:
+            choice = best
+    law = _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, squared_loss)
+    if law != choice or unit_free is None or fitted_constants is None or n_samples is None:
+        return law
+    return _fewer_written(choice, loss, c, _per_row(unit_free, c, "unit_free"),
+                          _per_row(fitted_constants, c, "fitted_constants"), calibrated, n_samples, squared_loss)
 
 
 def _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, squared_loss) -> int:
