@@ -371,21 +371,14 @@ class TunedQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimator):
             study = optuna.create_study(direction="minimize", sampler=optuna.samplers.TPESampler(seed=seed))
             if len(default) == len(space):
                 study.enqueue_trial(default)
-            interrupted = []
-
-            def objective(trial):
-                try:
-                    return score(_optuna_params(trial, space))
-                except KeyboardInterrupt:  # optuna would log it as a failed trial with a traceback
-                    interrupted.append(trial.number)
-                    study.stop()
-                    raise optuna.TrialPruned() from None
-
-            study.optimize(objective, n_trials=n_trials, timeout=limit)
-            if interrupted:
-                raise KeyboardInterrupt
-            if len(study.trials) < n_trials:
-                self.status_ = "time_limit"
+            # ask and tell, not study.optimize: a Ctrl-C inside optimize's bookkeeping (optuna 5.0)
+            # surfaced as an UnboundLocalError, which a benchmark then stored as a failed task
+            for i in range(n_trials):
+                if limit is not None and i > 0 and time.perf_counter() - start > limit:
+                    self.status_ = "time_limit"
+                    break
+                trial = study.ask()
+                study.tell(trial, score(_optuna_params(trial, space)))
         self.tune_time_ = time.perf_counter() - start
         trials = pd.DataFrame(records, columns=["trial", *space, "pinball", "pinball_se", "complexity"])
         best = select_trial(records, params["selection"])

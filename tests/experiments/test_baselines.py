@@ -93,6 +93,37 @@ def test_tuner_is_reproducible_and_starts_at_the_defaults(search):
     assert a.best_estimator_.min_samples_leaf == a.best_params_["min_samples_leaf"]
 
 
+@pytest.mark.parametrize("where", ["objective", "bookkeeping"])
+def test_a_ctrl_c_during_optuna_tuning_stays_a_ctrl_c(monkeypatch, where):
+    """A KeyboardInterrupt while a trial runs or while optuna records it reaches the caller as
+    itself (optuna 5.0's optimize turned one in its bookkeeping into an UnboundLocalError, which
+    the benchmark runner stored as a failed task and ran on)."""
+    pytest.importorskip("optuna")
+    from optuna.study import _optimize, _tell, study
+
+    calls = []
+
+    def interrupt(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    if where == "objective":
+        original = QuantileDecisionTreeRegressor.fit
+        monkeypatch.setattr(QuantileDecisionTreeRegressor, "fit", interrupt)
+    else:
+        original = _tell._tell_with_warning
+        for module in (_optimize, _tell, study):
+            monkeypatch.setattr(module, "_tell_with_warning", interrupt, raising=False)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(60, 2))
+    y = X[:, 0] + rng.standard_normal(60)
+    with pytest.raises(KeyboardInterrupt):
+        make_qdt(0.5, random_state=0, n_trials=4, cv=2, search="optuna").fit(X, y)
+    assert len(calls) == 2
+
+
 def test_tuner_scores_by_inner_cross_validation():
     from sklearn.base import clone
     from sklearn.model_selection import KFold
