@@ -198,39 +198,44 @@ def _wave_gain(base, a, rc, w, s, c):
 
 
 @njit(error_model="numpy")
-def _objective(base, op, p, rc, w, s, c):
+def _objective(base, op, p, rc, w, s, c, phased):
     """Gain of the term of ``op`` with inner parameter ``p`` (a scale for sin, cos and exp, a
-    shift otherwise) and the phase of sin/cos (0 otherwise)."""
+    shift otherwise) and the phase of sin/cos (0 otherwise; without ``phased``, sin/cos of
+    ``p*base`` with no phase)."""
     if op == SIN or op == COS:
-        return _wave_gain(base, p, rc, w, s, c)
-    _term_values(base, op, p, p, s)
+        if phased:
+            return _wave_gain(base, p, rc, w, s, c)
+        _term_values(base, op, p, 0.0, s)
+    else:
+        _term_values(base, op, p, p, s)
     return _gain(s, rc, w), 0.0
 
 
 @njit(error_model="numpy")
-def _golden(base, op, lo, hi, rc, w, s, c, steps):
-    """Golden-section search (``steps`` steps) of the gain on ``[lo, hi]``; returns ``(p, gain, phase)``."""
+def _golden(base, op, lo, hi, rc, w, s, c, steps, phased):
+    """Golden-section search (``steps`` steps) of the gain (:func:`_objective`) on ``[lo, hi]``;
+    returns ``(p, gain, phase)``."""
     phi = GOLDEN
     x1 = hi - phi * (hi - lo)
     x2 = lo + phi * (hi - lo)
-    f1, b1 = _objective(base, op, x1, rc, w, s, c)
-    f2, b2 = _objective(base, op, x2, rc, w, s, c)
+    f1, b1 = _objective(base, op, x1, rc, w, s, c, phased)
+    f2, b2 = _objective(base, op, x2, rc, w, s, c, phased)
     for _ in range(steps):
         if f1 >= f2:
             hi, x2, f2, b2 = x2, x1, f1, b1
             x1 = hi - phi * (hi - lo)
-            f1, b1 = _objective(base, op, x1, rc, w, s, c)
+            f1, b1 = _objective(base, op, x1, rc, w, s, c, phased)
         else:
             lo, x1, f1, b1 = x1, x2, f2, b2
             x2 = lo + phi * (hi - lo)
-            f2, b2 = _objective(base, op, x2, rc, w, s, c)
+            f2, b2 = _objective(base, op, x2, rc, w, s, c, phased)
     if f1 >= f2:
         return x1, f1, b1
     return x2, f2, b2
 
 
 @njit(error_model="numpy")
-def _phase_free(base, op, a, lo, hi, rc, w, grid, s):
+def _phase_free(base, op, a, lo, hi, rc, w, grid, s, c):
     """The frequency of the wave ``sin(a*base)`` (or cos) without a phase that fits ``rc`` best: its
     grid's points and ``a``, then golden section between the neighbours of the best; returns
     ``(a, evaluations)``."""
@@ -239,8 +244,7 @@ def _phase_free(base, op, a, lo, hi, rc, w, grid, s):
     m += 1
     best, best_g = 0, -np.inf
     for z in range(m):
-        _term_values(base, op, grid[z], 0.0, s)
-        g = _gain(s, rc, w)
+        g, _ = _objective(base, op, grid[z], rc, w, s, c, False)
         if g > best_g:
             best, best_g = z, g
     p = grid[best]
@@ -250,26 +254,8 @@ def _phase_free(base, op, a, lo, hi, rc, w, grid, s):
             lo_p = grid[z]
         if grid[z] > p and (hi_p == p or grid[z] < hi_p):
             hi_p = grid[z]
-    x1, x2 = hi_p - GOLDEN * (hi_p - lo_p), lo_p + GOLDEN * (hi_p - lo_p)
-    _term_values(base, op, x1, 0.0, s)
-    f1 = _gain(s, rc, w)
-    _term_values(base, op, x2, 0.0, s)
-    f2 = _gain(s, rc, w)
-    for _ in range(GOLDEN_STEPS):
-        if f1 >= f2:
-            hi_p, x2, f2 = x2, x1, f1
-            x1 = hi_p - GOLDEN * (hi_p - lo_p)
-            _term_values(base, op, x1, 0.0, s)
-            f1 = _gain(s, rc, w)
-        else:
-            lo_p, x1, f1 = x1, x2, f2
-            x2 = lo_p + GOLDEN * (hi_p - lo_p)
-            _term_values(base, op, x2, 0.0, s)
-            f2 = _gain(s, rc, w)
-    top = x1 if f1 >= f2 else x2
-    if max(f1, f2) > best_g:
-        p = top
-    return p, m + 2 + GOLDEN_STEPS
+    q, g, _ = _golden(base, op, lo_p, hi_p, rc, w, s, c, GOLDEN_STEPS, False)
+    return (q if g > best_g else p), m + 2 + GOLDEN_STEPS
 
 
 @njit(error_model="numpy")
@@ -373,7 +359,7 @@ def _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c, steps):
     m = _grid(op, lo, hi, grid)
     best, best_k, best_phase = -1.0, -1, 0.0
     for k in range(m):
-        g, phase = _objective(base, op, grid[k], rc, w, s, c)
+        g, phase = _objective(base, op, grid[k], rc, w, s, c, True)
         if g > best:
             best, best_k, best_phase = g, k, phase
     evals = m
@@ -383,7 +369,7 @@ def _fit_inner(base, op, lo, hi, rc, w, ops_allowed, grid, s, c, steps):
     right = grid[min(best_k + 1, m - 1)]
     p = grid[best_k]
     if right > left:
-        q, g, phase = _golden(base, op, left, right, rc, w, s, c, steps)
+        q, g, phase = _golden(base, op, left, right, rc, w, s, c, steps, True)
         evals += steps + 2
         if g > best:
             p, best, best_phase = q, g, phase
@@ -408,7 +394,7 @@ def _local_inner(base, op, a, b, rc, w, ops_allowed, s, c):
         return op, a, b, start
     p = a if (op == SIN or op == COS or op == EXP) else b
     width = LOCAL_WIDTH * max(abs(p), LOCAL_FLOOR)
-    q, g, phase = _golden(base, op, p - width, p + width, rc, w, s, c, GOLDEN_STEPS)
+    q, g, phase = _golden(base, op, p - width, p + width, rc, w, s, c, GOLDEN_STEPS, True)
     if not g > start:
         return op, a, b, start
     if op == SIN or op == COS:
@@ -1248,7 +1234,8 @@ def _make_room(D, B, C, nc, used, S, k, loss, per_term, W, picked, rates, cols2,
         a = S.a[t]
         if S.op[t] == SIN or S.op[t] == COS:  # the frequency refitted without the phase
             _residual(S.cols, k, coef3, offset, D.y, D.w, t, W.r)
-            a, used_evals = _phase_free(B.values[kb], S.op[t], a, B.lo[kb], B.hi[kb], W.r, D.w, W.grid, W.s)
+            a, used_evals = _phase_free(B.values[kb], S.op[t], a, B.lo[kb], B.hi[kb], W.r, D.w, W.grid, W.s,
+                                        W.c)
             evals += used_evals
         for z in range(k):
             assign(cols2[z], S.cols[z])

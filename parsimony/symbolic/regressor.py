@@ -141,7 +141,9 @@ def _cheapest(loss, c, calibrated, baseline, token_price, n_samples, squared_los
         raise ValueError(f"model_selection='cost' needs the best constant's loss baseline > 0, got {baseline!r}")
     if not token_price >= 0:
         raise ValueError(f"token_price must be a number >= 0, got {token_price!r}")
-    cost = loss / baseline + token_price * (c if unit_free is None else _per_row(unit_free, c, "unit_free"))
+    if unit_free is not None:
+        unit_free = _per_row(unit_free, c, "unit_free")
+    cost = loss / baseline + token_price * (c if unit_free is None else unit_free)
     reproduces = loss <= EXACT_LOSS * baseline  # the targets up to rounding
     exact = reproduces & (n_samples is not None and n_samples >= ROWS_PER_TOKEN * c)
     if exact.any():  # the targets' law, not a fit of them: no approximation is cheaper
@@ -156,8 +158,8 @@ def _cheapest(loss, c, calibrated, baseline, token_price, n_samples, squared_los
     law = _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, squared_loss)
     if law != choice or unit_free is None or fitted_constants is None or n_samples is None:
         return law
-    return _fewer_written(choice, loss, c, _per_row(unit_free, c, "unit_free"),
-                          _per_row(fitted_constants, c, "fitted_constants"), calibrated, n_samples, squared_loss)
+    return _fewer_written(choice, loss, c, unit_free, _per_row(fitted_constants, c, "fitted_constants"), calibrated,
+                          n_samples, squared_loss)
 
 
 def _law_within_noise(choice, loss, c, calibrated, fitted_constants, n_samples, squared_loss) -> int:

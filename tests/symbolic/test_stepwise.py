@@ -231,5 +231,5 @@ def test_a_wave_without_phase_recovers_its_frequency(frequency):
     rc = 2.0 * np.sin(frequency * base)
     rc -= rc.mean()
     a, evaluations = _phase_free(base, SIN, 1.0, 0.0, 3.0, rc, np.ones(base.size), np.empty(GRID_ROOM),
-                                 np.empty(base.size))
+                                 np.empty(base.size), np.empty(base.size))
     assert abs(a - frequency) < 1e-4 and evaluations > 0
