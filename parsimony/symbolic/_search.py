@@ -544,7 +544,8 @@ def run_search(X, y, w, loss, binops, unops, weights, settings: SearchSettings, 
     With ``box`` (an :data:`~parsimony.symbolic._intervals.Box`) an expression whose interval
     enclosure over it is not bounded within the box's bounds scores ``inf`` everywhere.
     """
-    start_time = time.perf_counter()
+    start_time = compiling_since = time.perf_counter()
+    compiled = compiled_kernels()
     n, d = X.shape
     Xt = np.ascontiguousarray(X.T, dtype=np.float64)
     y = np.ascontiguousarray(y, dtype=np.float64)
@@ -563,8 +564,8 @@ def run_search(X, y, w, loss, binops, unops, weights, settings: SearchSettings, 
                     search_kernel_settings(settings, constant_baseline(y, w, loss)), state.freq_global)
     run = _Evolution(state, data, search, settings, batch)
     # the time limit is on the search: a step that compiled kernels (a first fit in a fresh
-    # process) does not count, or a 4 s limit would end the search after its first iteration
-    compiled, step_start, compiling = compiled_kernels(), time.perf_counter(), 0.0
+    # process) does not count, or a 4 s limit would end the search after its first iteration;
+    # the set-up and seeding before the first step count as one such step
     stages = seeders(settings.stages) if settings.additive_stage and not warm else []
     run.compile_kernels(settings.maxsize, [step for s in stages for step in s.kernels(binops, unops, weights,
                                                                                       settings.maxsize)])
@@ -578,8 +579,9 @@ def run_search(X, y, w, loss, binops, unops, weights, settings: SearchSettings, 
         run.rescore_for_new_data()
         state.certificate = (0, {}, [])
     state.data_digest = digest
+    compiling = 0.0
     if compiled_kernels() > compiled:
-        compiled, compiling = compiled_kernels(), time.perf_counter() - step_start
+        compiled, compiling = compiled_kernels(), time.perf_counter() - compiling_since
 
     progress = _progress_bar(settings)
     status = "completed"

@@ -183,6 +183,13 @@ def test_time_limit_does_not_count_steps_that_compiled_kernels(monkeypatch):
         return real_step(self, *args)
 
     monkeypatch.setattr(_search._Evolution, "sync", slow_sync)
+    real_make_data = _search.make_data
+
+    def slow_make_data(*args):  # set-up before the first step that compiled kernels (or a loaded machine)
+        time.sleep(0.05)
+        return real_make_data(*args)
+
+    monkeypatch.setattr(_search, "make_data", slow_make_data)
     X, y = _quadratic(100)
     model = SymbolicQuantileRegressor(niterations=5, time_limit=0.01, progress=False, random_state=0).fit(X, y)
     assert model.status_ == "completed"
