@@ -21,7 +21,7 @@ and ablation follows. The 60 AI Feynman problems' figures for the same ablation 
 ``benchmarks/sqr_recovery.py --set 'stages=[...]'``.
 
     python benchmarks/sqr_out_of_family.py [--suites nguyen keijzer livermore strogatz]
-        [--stages all -exhaustive none] [--noise 0 0.01] [--jobs 1] [--first N]
+        [--stages all -exhaustive none] [--noise 0 0.01] [--jobs 1] [--first N] [--set rescale='"scale"']
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
+
+from sqr_recovery import _parse_settings
 
 from parsimony.experiments.srbench import Problem, generate_data, round_constants, symbolic_solution
 from parsimony.symbolic.seeds import STAGES
@@ -191,13 +193,15 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--first", type=int, default=None, help="only the first N problems of each suite")
     parser.add_argument("--sympy-timeout", type=float, default=20.0)
+    parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                        help="other SQR parameters (JSON values) for every ablation, e.g. rescale=\"scale\"")
     args = parser.parse_args(_ablation_args(sys.argv[1:] if argv is None else argv))
     chosen = problems(args.suites)
     if args.first is not None:
         chosen = [(suite, p) for suite in args.suites for p in [q for s, q in chosen if s == suite][:args.first]]
     table, cpu = {}, []
     for name in args.stages:
-        settings = ablation(name)
+        settings = {**_parse_settings(args.set), **ablation(name)}
         shared = {"rows": args.rows, "tau": args.tau, "seed": args.seed, "sympy_timeout": args.sympy_timeout,
                   "settings": settings}
         jobs = [(suite, p, noise) for suite, p in chosen for noise in args.noise]
