@@ -23,8 +23,26 @@ from ._expressions import ADD, CONST, MUL
 from ._optimize import optimize_at, optimize_constants
 from ._scaling import pinball_line
 
+#: The final front's polish of an entry's constants (:func:`_polish`): 4 reweighted Gauss-Newton
+#: steps, then Nelder-Mead from the entry's constants and from ``POLISH_RESTARTS`` perturbed
+#: restarts, each of at most ``POLISH_EVALUATIONS`` evaluations (three times the evolution's
+#: ``optimizer_evaluations`` and as many restarts as PySR's ``optimizer_nrestarts``): once per
+#: entry, so thorough. The result hardly depends on them: on the first 30 of the 60 AI Feynman
+#: problems (``benchmarks/sqr_recovery.py --noise 0 --jobs 1 --first 30``) 60 / 120 / 240
+#: evaluations and 0 / 2 / 4 restarts all solve the same 25 (median fit 1.81 / 1.89 / 1.87 s CPU
+#: with 60 / 120 / 240 evaluations, 1.83 / 1.86 s with 0 / 4 restarts); on Friedman #1 of the quick suite
+#: (``benchmarks/sqr_friedman1.py``, 5 folds) test NQL 0.0166 / 0.0166 / 0.0165 at tau .5 and
+#: 0.0068 / 0.0068 / 0.0067 at .9 with 60 / 120 / 240, 0.0166 and 0.0068 with 0 and with 4
+#: restarts (CPU a fit 1.5-2.0 s in every run: no difference above the loaded machine's noise).
 POLISH_EVALUATIONS, POLISH_RESTARTS = 120, 2
-POLISH_ROWS = 10_000  # past this many rows, the constants are polished on every k-th row (losses on all rows)
+#: Past this many rows, the front's constants are polished on every k-th row (at most this many;
+#: losses and offsets on all rows): the polish's cost stops growing with the data. Friedman #1 on
+#: 100,000 rows (ten uniform features, noise sd 1, tau .5, seed 0; test NQL on 20,000 fresh rows):
+#: 3,000 / 10,000 / 30,000 / all rows cost 5.1 / 6.2 / 7.3 / 24.3 s CPU a fit, test NQL 0.01338
+#: (another model selected) / 0.01311 / 0.01311 / 0.01311. (At its introduction, commit 2198956,
+#: on 1,000,000 rows: all rows / 10,000 / 30,000 cost 90.5 / 45.7 / 51.4 s, test pinball loss
+#: 0.40552 / 0.40558 / 0.40568.)
+POLISH_ROWS = 10_000
 PHASE_INIT, PHASE_EVOLVE, PHASE_FRONT, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, PHASE_MERGE = range(7)  # run_phase
 
 # records (named tuples: numba passes them to kernels, fields by name)
