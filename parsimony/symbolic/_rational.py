@@ -15,8 +15,10 @@ them; the supports (which columns) come from beam searches on the columns' Gram 
 out of the root) and ``rho/sqrt(1 - v^2/c^2)`` are found; forms whose parts explain little one
 or two at a time, such as ``(m1*r1 + m2*r2)/(m1 + m2)`` and ``(u + v)/(1 + u*v/c^2)``, are
 found by an exhaustive pass over every support of two numerator columns and one denominator
-column (:func:`_best_triples`), where a numerator alone already explains most of ``T(y)``. A
-coefficient within
+column (:func:`_best_triples`), where a numerator alone already explains most of ``T(y)``; it
+ranks them by the linearisation's residual over the mean square of the form's denominator (the
+linearisation's residual is the form's times the denominator: under noise a law whose denominator
+is large would rank below forms fitting the noise with one near 1). A coefficient within
 ``snap`` of an integer is taken as the integer, and each form is also offered with the
 coefficients within ``round`` of integers made integers.
 
@@ -155,13 +157,17 @@ def _scores(G, b, d, S):
 
 
 @njit(error_model="numpy")
-def _best_triples(G, b, k, removed, pairs):
+def _best_triples(G, b, k, total, mean_h, mean_h2, left, pairs):
     """For each denominator column ``j >= k`` of the Gram matrix ``G`` (products ``b`` with the
-    target), the two numerator columns ``i < l < k`` whose least squares with ``j`` leaves the
-    least residual: ``removed[j - k]``, the sum of squares it removes from the total, and
-    ``pairs[j - k] = (i, l)``; ``-1`` where none is independent of ``j``. Exhaustive: the forms
-    whose parts explain little one or two at a time (``(m1*r1 + m2*r2)/(m1 + m2)``) too. (The
-    loop over ``l`` runs on slices from 0, which lets it vectorise, then scans the gains.)"""
+    target, ``total`` its sum of squares), the two numerator columns ``i < l < k`` whose least
+    squares with ``j`` leaves the least residual divided by the mean square of the form's
+    denominator ``D = 1 + b_j h_j`` (``mean_h``, ``mean_h2``: the weighted mean and mean square
+    of ``h_j``; zeros rank by the residual alone): ``left[j - k]``, and ``pairs[j - k] = (i, l)``;
+    ``inf`` and ``-1`` where none is independent of ``j``. The linearisation's residual is the
+    form's times ``D``, so a law with a large denominator would rank below forms fitting noise
+    with a small one. Exhaustive: the forms whose parts explain little one or two at a time
+    (``(m1*r1 + m2*r2)/(m1 + m2)``) too. (The loop over ``l`` runs on slices from 0, which lets
+    it vectorise, then scans the scores.)"""
     m = b.shape[0]
     scale = 0.0
     for j in range(m):
@@ -170,14 +176,15 @@ def _best_triples(G, b, k, removed, pairs):
     for i in range(k):
         lim[i] = 1e-9 * G[i, i]
     gj, gp, bp, dp = np.empty(k), np.empty(k), np.empty(k), np.empty(k)
-    gain, dets = np.empty(k), np.empty(k)
+    score, dets = np.empty(k), np.empty(k)
     for j in range(k, m):
-        removed[j - k] = -1.0
+        left[j - k] = np.inf
         pairs[j - k, 0] = -1
         pairs[j - k, 1] = -1
         djj = G[j, j]
         if djj <= 1e-12 * scale:
             continue
+        mh, mh2 = mean_h[j - k], mean_h2[j - k]
         for i in range(k):  # the numerator columns with column j projected out
             gj[i] = G[i, j]
         for i in range(k):
@@ -185,24 +192,26 @@ def _best_triples(G, b, k, removed, pairs):
             bp[i] = b[i] - gp[i] * b[j]
             dp[i] = G[i, i] - gp[i] * gj[i]
         base = b[j] * b[j] / djj
-        best = -1.0
+        best = np.inf
         for i in range(k - 1):
             if dp[i] <= lim[i]:
                 continue
-            gi, bi, di, n = gp[i], bp[i], dp[i], k - i - 1
+            gi, bi, di, ci, n = gp[i], bp[i], dp[i], gj[i], k - i - 1
             Gs, gs, ds, bs, ls = G[i, i + 1:k], gj[i + 1:k], dp[i + 1:k], bp[i + 1:k], lim[i + 1:k]
-            es, vs = dets[i + 1:k], gain[i + 1:k]
+            es, vs = dets[i + 1:k], score[i + 1:k]
             for l in range(n):  # column i + 1 + l
                 gil = Gs[l] - gi * gs[l]
                 det = di * ds[l] - gil * gil
                 es[l] = det
-                vs[l] = base + (bi * bi * ds[l] - 2.0 * bi * bs[l] * gil + bs[l] * bs[l] * di) / det
+                rss = total - base - (bi * bi * ds[l] - 2.0 * bi * bs[l] * gil + bs[l] * bs[l] * di) / det
+                bj = (b[j] - ci * (bi * ds[l] - gil * bs[l]) / det - gs[l] * (di * bs[l] - gil * bi) / det) / djj
+                vs[l] = max(rss, 0.0) / (1.0 + 2.0 * bj * mh + bj * bj * mh2)
             for l in range(n):
-                if vs[l] > best and not ds[l] <= ls[l] and not es[l] <= 1e-9 * di * ds[l]:
+                if vs[l] < best and not ds[l] <= ls[l] and not es[l] <= 1e-9 * di * ds[l]:
                     best = vs[l]
                     pairs[j - k, 0] = i
                     pairs[j - k, 1] = i + 1 + l
-        removed[j - k] = best
+        left[j - k] = best
 
 
 def _supports(cols, t, w, k, settings):
@@ -226,6 +235,7 @@ def _supports(cols, t, w, k, settings):
     total = r @ r
     G, b = A @ A.T, A @ r
     numerator = np.arange(len(b)) < k
+    h = cols[:k]  # the denominators' monomials (column j >= k is -t times h[j - k])
     closest = np.inf
     beam = settings.beam
     for support, rss in _beam(G, b, total, [((), total)], numerator, settings):
@@ -250,11 +260,11 @@ def _supports(cols, t, w, k, settings):
             yield list(support), max(rss, 0.0) / total
     if not closest <= settings.triple_gate * total or closest <= settings.exact * total:
         return
-    removed, best = np.empty(len(b) - k), np.empty((len(b) - k, 2), dtype=np.int64)
-    _best_triples(np.ascontiguousarray(G), np.ascontiguousarray(b), k, removed, best)
-    for j in np.argsort(-removed, kind="stable")[:beam]:
-        if removed[j] > 0:
-            yield [int(best[j, 0]), int(best[j, 1]), int(j) + k], max(total - removed[j], 0.0) / total
+    left, best = np.empty(len(b) - k), np.empty((len(b) - k, 2), dtype=np.int64)
+    _best_triples(np.ascontiguousarray(G), np.ascontiguousarray(b), k, total, h @ p, (h * h) @ p, left, best)
+    for j in np.argsort(left, kind="stable")[:beam]:
+        if np.isfinite(left[j]):
+            yield [int(best[j, 0]), int(best[j, 1]), int(j) + k], left[j] / total
 
 
 class _Target:
