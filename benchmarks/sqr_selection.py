@@ -13,7 +13,8 @@ paper's (parsimony: paper + 1), Friedman mean NQL against 0.030 / 0.015, mean AC
 ``"cost"`` at each ``--prices`` (its token price; the default is
 :data:`~parsimony.symbolic.regressor.SELECTION_PARSIMONY`), and ``oracle``, the row of lowest
 test NQL (what the fronts hold, not a rule). What selection can and cannot buy on these fronts
-shows here without refitting.
+shows here without refitting. A second table gives, per set and level, the estimator's own pick
+(mean test NQL and parsimony over the folds) beside the paper's NQL and parsimony.
 
     python benchmarks/sqr_selection.py [--datasets ... | --fast] [--fronts /tmp/sqr_fronts.csv]
         [--resume] [--prices 0.012 0.016 0.02] [--baseline OLD.csv] [--set maxsize=20]
@@ -114,6 +115,22 @@ def compare(fronts, paper, prices, baseline=None):
     return pd.DataFrame(table)
 
 
+def per_set(fronts, paper, rule="fitted"):
+    """One row per set and level for ``rule`` (the estimator's own pick by default): mean test
+    NQL and parsimony (complexity) over the folds, beside the paper's NQL and parsimony."""
+    import pandas as pd
+
+    pick = rules([])[rule]
+    groups = [g.sort_values("row").reset_index(drop=True) for _, g in fronts.groupby(["dataset", "tau", "fold"])]
+    picks = pd.DataFrame([g.iloc[pick(g)] for g in groups])
+    table = picks.groupby(["dataset", "tau"]).agg(folds=("fold", "size"), nql=("nql", "mean"),
+                                                  parsimony=("complexity", "mean")).reset_index()
+    table["paper_nql"] = [paper.get((t, d), {}).get("nql", np.nan) for t, d in zip(table.tau, table.dataset)]
+    table["paper_parsimony"] = [paper.get((t, d), {}).get("parsimony", np.nan)
+                                for t, d in zip(table.tau, table.dataset)]
+    return table.sort_values(["tau", "dataset"]).rename(columns={"dataset": "set"})
+
+
 def main(argv=None):
     parser = fold_parser(__doc__.splitlines()[0])
     parser.add_argument("--fronts", default="/tmp/sqr_fronts.csv", help="CSV of the scored fronts")
@@ -136,6 +153,8 @@ def main(argv=None):
     baseline = read_results(args.baseline) if args.baseline else None
     pd.set_option("display.width", 250)
     print(compare(fronts, paper, args.prices, baseline).round(4).to_string(index=False))
+    print("\nPer set, the estimator's own pick (mean over the folds):")
+    print(per_set(fronts, paper).round(4).to_string(index=False))
 
 
 if __name__ == "__main__":
