@@ -24,6 +24,10 @@ each need one) is a ``* c`` added. A shift that enters linearly is folded into t
 constant term (:func:`_folded`: ``c*(x - m) + d`` is written ``c*x + (d - c*m)``), so a linear
 term of a shifted feature costs the user's formula no tokens the search's did not pay (PMLB's
 standardised ``fri_c*`` sets: each linear term 2 tokens fewer); a shift inside a product stays.
+The formula is then written with one coefficient per product (:func:`_canonical`: the constants
+of a product or quotient multiplied into one, those of a square taken out of it, where that adds
+no token): ``10 / (x * -5066) * -2.5e5`` is written ``493.5 / x``, ``(-1.88 * x)^2`` is
+``3.53 * x^2``; the search's own formula too where it is not so written (identity units).
 
 :func:`unit_free_complexity` counts the tokens of an expression written the same way for generic
 units: what model selection charges, so that its choice does not depend on the features' or the
@@ -300,16 +304,102 @@ def _folded(node, weights):
     return new if _size(new, weights) < _size(node, weights) else node
 
 
+def _factors(node):
+    """``(c, num, den)`` with ``node`` equal to ``c * prod(num) / prod(den)``: the constants of a
+    chain of products, quotients and negations gathered into ``c``, also from inside a square, a
+    cube or a square root (``(c x)^2`` is ``c^2 x^2``; ``sqrt(c x)`` is ``sqrt(c) sqrt(x)`` for
+    ``c > 0``); ``num`` and ``den`` are the other factors."""
+    op, f, v, args = node
+    if op == CONST:
+        return v, [], []
+    if op in (MUL, DIV):
+        (ca, na, da), (cb, nb, db) = _factors(args[0]), _factors(args[1])
+        return (ca * cb, na + nb, da + db) if op == MUL else (ca / cb, na + db, da + nb)
+    if op == NEG:
+        ca, na, da = _factors(args[0])
+        return -ca, na, da
+    if op in (SQUARE, CUBE, SQRT):
+        ca, na, da = _factors(args[0])
+        if op != SQRT or ca > 0:
+            rest = _product(1.0, na, da)
+            outer = ca * ca if op == SQUARE else ca * ca * ca if op == CUBE else float(np.sqrt(ca))
+            return (outer, [], []) if rest is None else (outer, [(op, f, v, (rest,))], [])
+    return 1.0, [node], []
+
+
+def _product(c, num, den):
+    """The tree of ``c * prod(num) / prod(den)``: the coefficient first (none when 1), the
+    factors in their order; None for ``c`` 1 and no factor."""
+    def chain(factors):
+        out = None
+        for a in factors:
+            out = a if out is None else (MUL, 0, 0.0, (out, a))
+        return out
+
+    top, bottom = chain(num), chain(den)
+    if top is None:
+        top = None if c == 1.0 and bottom is None else _const(c)
+    elif c != 1.0:
+        top = (MUL, 0, 0.0, (_const(c), top))
+    if bottom is None:
+        return top
+    return (DIV, 0, 0.0, (_const(1.0) if top is None else top, bottom))
+
+
+def _chain_constants(node, inside=False):
+    """``(n, k)``: the constants of ``node``'s chain of products, quotients, negations and
+    powers (:func:`_factors`), and how many of them sit inside a power."""
+    op, _, _, args = node
+    if op == CONST:
+        return 1, int(inside)
+    if op in (MUL, DIV, NEG, SQUARE, CUBE, SQRT):
+        power = inside or op in (SQUARE, CUBE, SQRT)
+        counts = [_chain_constants(a, power) for a in args]
+        return sum(n for n, _ in counts), sum(k for _, k in counts)
+    return 0, 0
+
+
+def _canonical(node, weights):
+    """``node`` written with one coefficient per product: the constants of each chain of
+    products and quotients multiplied into one, taken out of squares, cubes and square roots
+    (``10 / (x * -5066) * -2.5e5`` is ``493.5 / x``, ``(-1.88 * x)^2`` is ``3.53 * x^2``), where
+    that adds no token and the coefficient is finite and nonzero; the same value up to rounding."""
+    op, f, v, args = node
+    if not args:
+        return node
+    children = tuple(_canonical(a, weights) for a in args)
+    if any(new is not old for new, old in zip(children, args)):
+        node = (op, f, v, children)
+    if op not in (MUL, DIV, NEG, SQUARE, CUBE, SQRT):
+        return node
+    c, num, den = _factors(node)
+    new = _product(c, num, den)
+    if new is None or not (np.isfinite(c) and c != 0.0):
+        return node
+    before = (_size(node, weights), *_chain_constants(node))
+    after = (_size(new, weights), *_chain_constants(new))
+    return new if after < before else node
+
+
+def _written(ops, feats, vals, weights):
+    """``(ops, feats, vals)`` simplified (:func:`_simplified`), then in :func:`_canonical` form."""
+    ops, feats, vals = _simplified(ops, feats, vals)
+    return _arrays(_canonical(_nest(ops, feats, vals), weights))
+
+
 def to_user_units(ops, feats, vals, units: Units, weights):
     """``(ops, feats, vals)`` of the expression found on the search's data, written for the
     user's: the same value as ``y_scale * f((X - x_shift) / x_scale)`` (up to rounding), the
-    constants rescaled and the shifts subtracted from the features, then simplified."""
+    constants rescaled and the shifts subtracted from the features, then simplified, one
+    coefficient per product (:func:`_canonical`; the search's own formula where it already is)."""
     if units.is_identity:
-        return ops, feats, vals
+        tree = _nest(ops, feats, vals)
+        new = _canonical(tree, weights)
+        return (ops, feats, vals) if new is tree else _arrays(new)
     s, tree = _lifted(_nest(ops, feats, vals), 1.0 / units.x_scale, units.x_shift, weights)
     tree = _scaled(tree, s * units.y_scale, weights)
     # (simplified: (x - m1) + c folds the shift into c)
-    return _simplified(*_arrays(tree if units.x_shift is None else _folded(tree, weights)))
+    return _written(*_arrays(tree if units.x_shift is None else _folded(tree, weights)), weights)
 
 
 #: Generic units of :func:`unit_free_complexity`: feature ``j`` read as ``x_j / GENERIC_SCALE **
@@ -339,7 +429,7 @@ def unit_free_complexity(ops, feats, vals, weights) -> int:
     j = np.arange(1, int(feats[ops == VAR].max()) + 2 if np.any(ops == VAR) else 1, dtype=float)
     s, tree = _lifted(_nest(ops, feats, vals), GENERIC_SCALE ** -j, None, weights)
     tree = _folded(_scaled(tree, s * GENERIC_SCALE, weights), weights)  # (x - m) * c + d counts as x * c + d
-    return int(np.asarray(weights)[_simplified(*_arrays(tree))[0]].sum())
+    return int(np.asarray(weights)[_written(*_arrays(tree), weights)[0]].sum())
 
 
 def _arrays(tree):

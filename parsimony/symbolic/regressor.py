@@ -236,7 +236,8 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
             continue
         low, high = tight_enclosure(ops, feats, vals, n, box.lo, box.hi, REPORT_BUDGET) if ok else (np.nan, np.nan)
         value = tree_loss(ops, feats, vals, n, data, make_workspace(n, len(y)))
-        cplx = int(row["complexity"]) if units.is_identity else int(weights[ops].sum())  # (the engine's own count)
+        # (the engine's own count where the search's formula is written as it is)
+        cplx = int(row["complexity"]) if ops is row["ops"] else int(weights[ops].sum())
         if np.isfinite(value) and (cplx not in rows or value < rows[cplx]["loss"]):
             rows[cplx] = {"complexity": cplx, "loss": float(value), "ops": ops, "feats": feats, "vals": vals,
                           "enclosure": (float(low), float(high)),  # (the exhaustive proof holds in the search's units)

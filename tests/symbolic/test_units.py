@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
-from parsimony.symbolic._expressions import CONST, complexity_weights, from_tokens
+from parsimony.symbolic._expressions import CONST, DIV, MUL, NEG, complexity_weights, from_tokens
 from parsimony.symbolic._units import FEATURE_OFFSET, Units, power_of_ten, target_scale, to_user_units
 
 from .test_intervals import random_cases, values
@@ -75,6 +75,76 @@ def test_identity_units_leave_the_formula_as_it_is():
     ops, feats, vals = from_tokens(["x0", 2.0, "mul", "sin"])
     out = to_user_units(ops, feats, vals, Units.identity(1), WEIGHTS)
     assert all(a is b for a, b in zip(out, (ops, feats, vals)))
+
+
+def _products(ops, feats, vals):
+    """Per maximal chain of products, quotients and negations: its number of constants, and
+    whether their product (or quotient) is a finite nonzero double."""
+    from parsimony.symbolic._units import _nest
+
+    def constants(node):
+        if node[0] == CONST:
+            return [node[2]]
+        return [c for a in node[3] for c in constants(a)] if node[0] in (MUL, DIV, NEG) else []
+
+    def chains(node, inside=False):
+        chain = node[0] in (MUL, DIV, NEG)
+        found = [constants(node)] if chain and not inside else []
+        return found + [c for a in node[3] for c in chains(a, chain)]
+
+    out = []
+    for c in chains(_nest(ops, feats, vals)):
+        logs = np.log10(np.abs(c)) if c and np.all(np.asarray(c) != 0) else None
+        out.append((len(c), logs is not None and bool(np.all(np.isfinite(logs))) and abs(logs).sum() < 300))
+    return out
+
+
+@pytest.mark.parametrize("tokens, names, written", [
+    # Siri's law as a rescaled search writes it: one coefficient, 4 tokens fewer
+    ([-450.17, 10.0, "x0", -5066.0, "mul", "div", -2.5086e5, "mul", "add"], ["x0"], "-450.17 + 495.18 / x0"),
+    ([-1.8782, "x0", "mul", "square"], ["x0"], "3.5276 * x0^2"),       # a constant out of an even power
+    ([2.0, 3.0, "x0", "mul", "sqrt", "mul"], ["x0"], "3.4641 * sqrt(x0)"),
+    (["x0", "neg", "x1", "mul", 3.0, "mul"], ["x0", "x1"], "-3 * x0 * x1"),
+    (["x0", 2.0, "div"], ["x0"], "0.5 * x0"),                          # (a quotient costs a token more)
+    (["x0", 5.9008, "mul"], ["x0"], "x0 * 5.9008"),                     # already one coefficient: as it is
+    (["x0", 2.0, "mul", "x1", 3.0, "mul", "add"], ["x0", "x1"], "x0 * 2 + x1 * 3"),  # one per product
+])
+def test_one_coefficient_per_product(tokens, names, written):
+    from parsimony.symbolic._expressions import to_string
+
+    ops, feats, vals = from_tokens(tokens)
+    new = to_user_units(ops, feats, vals, Units.identity(len(names)), WEIGHTS)
+    assert to_string(*new, len(new[0]), names) == written
+    assert WEIGHTS[new[0]].sum() <= WEIGHTS[ops].sum()
+    X = np.random.default_rng(0).uniform(0.5, 3.0, (50, len(names)))
+    np.testing.assert_allclose(values(*new, X), values(ops, feats, vals, X), rtol=1e-12)
+    # in the user's units too: the constants the rescaling leaves in one product are folded
+    units = Units(np.full(len(names), 10.0), 100.0)
+    new = to_user_units(ops, feats, vals, units, WEIGHTS)
+    assert all(n <= 1 for n, ok in _products(*new) if ok)
+    np.testing.assert_allclose(values(*new, X * 10.0) / 100.0, values(ops, feats, vals, X), rtol=1e-12)
+
+
+def test_formulas_are_written_with_one_coefficient_per_product_and_no_more_tokens():
+    """Random formulas: written (identity units and rescaled) with at most one constant in each
+    product, no more tokens, the same values wherever the formula is well conditioned."""
+    rng = np.random.default_rng(2)
+    rewritten = 0
+    for d, ops, feats, vals in random_cases(rng, 400, 3, 15):
+        X = rng.uniform(0.5, 2.0, (64, d))
+        inner = values(ops, feats, vals, X)
+        ok = np.isfinite(inner) & (np.abs(inner) < 1e100)
+        ok &= np.isclose(values(ops, feats, vals, X * (1 + 1e-13)), inner, rtol=1e-8, atol=0)
+        new = to_user_units(ops, feats, vals, Units.identity(d), WEIGHTS)
+        rewritten += new[0] is not ops
+        assert WEIGHTS[new[0]].sum() <= WEIGHTS[ops].sum()
+        assert all(n <= 1 for n, finite in _products(*new) if finite), (ops, vals, new)
+        if ok.sum():
+            out = values(*new, X)
+            assert np.allclose(out[ok], inner[ok], rtol=1e-9, atol=1e-12 * np.abs(inner[ok]).max()), (ops, vals)
+        again = to_user_units(*new, Units.identity(d), WEIGHTS)
+        assert again[0] is new[0]  # written once for all
+    assert rewritten > 40
 
 
 def law_data(seed=0, rows=200):
