@@ -51,7 +51,15 @@ FREQUENCY_WINDOW = 10_000.0
 
 @dataclass
 class SearchSettings:
-    """Every knob of one search (the estimator fills it from its parameters)."""
+    """Every knob of one search (the estimator fills it from its parameters).
+
+    The defaults are the SQR paper's Table 9 (PySR's settings there: ``niterations`` to ``topn``
+    and the mutation weights) but for ``maxsize`` (room for the seeders' sums,
+    :data:`~parsimony.symbolic._parameters.STAGE_MAXSIZE`), ``optimize_probability`` (see its
+    comment), ``optimizer_evaluations`` (Nelder-Mead evaluations a call in place of Table 9's 8
+    BFGS iterations) and what Table 9 has no knob for (``feature_relevance``, the
+    ``mutate_feature`` weight, ``free_offset``, ``linear_scaling``, the stages): for these last
+    and ``optimizer_evaluations`` no measurement is recorded."""
 
     maxsize: int = 30
     niterations: int = 40
