@@ -88,19 +88,34 @@ def rules(prices) -> dict:
     return out
 
 
+def _fold_groups(fronts):
+    """The fronts, one frame per set, level and fold, in front order."""
+    return [g.sort_values("row").reset_index(drop=True) for _, g in fronts.groupby(["dataset", "tau", "fold"])]
+
+
+def _set_means(groups, rule, paper):
+    """Per set and level, the folds' picks by ``rule`` averaged (``folds``, ``nql``, ``ace``,
+    ``complexity``) beside the paper's NQL and parsimony."""
+    import pandas as pd
+
+    picks = pd.DataFrame([g.iloc[rule(g)] for g in groups])
+    means = picks.groupby(["tau", "dataset"]).agg(folds=("fold", "size"), nql=("nql", "mean"), ace=("ace", "mean"),
+                                                  complexity=("complexity", "mean")).reset_index()
+    means["paper_nql"] = [paper.get((t, d), {}).get("nql", np.nan) for t, d in zip(means.tau, means.dataset)]
+    means["paper_parsimony"] = [paper.get((t, d), {}).get("parsimony", np.nan)
+                                for t, d in zip(means.tau, means.dataset)]
+    return means
+
+
 def compare(fronts, paper, prices, baseline=None):
     """One row per rule and level: the issue's figures, each with its target."""
     import pandas as pd
 
     base_ace = None if baseline is None else baseline.groupby(["tau", "dataset"]).ace.mean()
-    groups = [g.sort_values("row").reset_index(drop=True) for _, g in fronts.groupby(["dataset", "tau", "fold"])]
+    groups = _fold_groups(fronts)
     table = []
     for name, rule in rules(prices).items():
-        picks = pd.DataFrame([g.iloc[rule(g)] for g in groups])
-        means = picks.groupby(["tau", "dataset"])[["nql", "ace", "complexity"]].mean().reset_index()
-        means["paper_nql"] = [paper.get((t, d), {}).get("nql", np.nan) for t, d in zip(means.tau, means.dataset)]
-        means["paper_parsimony"] = [paper.get((t, d), {}).get("parsimony", np.nan)
-                                    for t, d in zip(means.tau, means.dataset)]
+        means = _set_means(groups, rule, paper)
         for tau, part in means.groupby("tau"):
             friedman = part.dataset.str.contains("fri")
             other = part[~friedman].dropna(subset=["paper_nql"])
@@ -118,17 +133,9 @@ def compare(fronts, paper, prices, baseline=None):
 def per_set(fronts, paper, rule="fitted"):
     """One row per set and level for ``rule`` (the estimator's own pick by default): mean test
     NQL and parsimony (complexity) over the folds, beside the paper's NQL and parsimony."""
-    import pandas as pd
-
-    pick = rules([])[rule]
-    groups = [g.sort_values("row").reset_index(drop=True) for _, g in fronts.groupby(["dataset", "tau", "fold"])]
-    picks = pd.DataFrame([g.iloc[pick(g)] for g in groups])
-    table = picks.groupby(["dataset", "tau"]).agg(folds=("fold", "size"), nql=("nql", "mean"),
-                                                  parsimony=("complexity", "mean")).reset_index()
-    table["paper_nql"] = [paper.get((t, d), {}).get("nql", np.nan) for t, d in zip(table.tau, table.dataset)]
-    table["paper_parsimony"] = [paper.get((t, d), {}).get("parsimony", np.nan)
-                                for t, d in zip(table.tau, table.dataset)]
-    return table.sort_values(["tau", "dataset"]).rename(columns={"dataset": "set"})
+    table = _set_means(_fold_groups(fronts), rules([])[rule], paper)
+    table = table[["dataset", "tau", "folds", "nql", "complexity", "paper_nql", "paper_parsimony"]]
+    return table.sort_values(["tau", "dataset"]).rename(columns={"dataset": "set", "complexity": "parsimony"})
 
 
 def main(argv=None):
