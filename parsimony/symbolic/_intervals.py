@@ -35,7 +35,13 @@ TINY = 1e-300
 #: Relative widening of the bounds of ``exp log pow sin cos`` (libm and the evaluator's own
 #: sine are within a few ulps of the real value; 1e-15 is about 4.5 ulps).
 LIBM_WIDEN = 1e-15
-#: Pieces :func:`refined_enclosure` evaluates at most, by default.
+#: Pieces :func:`refined_enclosure` evaluates at most, by default: the admission of every
+#: candidate of the search (:func:`admissible`) and of every front row, so its cost is paid per
+#: candidate (a rejection spends all of it). On 1,639 random expressions of the default operators
+#: (up to 15 tokens, 3 features on [1, 5], finite on a 41^3 grid), bounded by 20 of their own
+#: sampled ranges beyond their values on 2,000 uniform rows (as a law by its targets), budgets 8 /
+#: 16 / 32 / 128 / 4096 admit 1531 / 1538 / 1542 / 1544 / 1544 at 2.7 / 3.1 / 3.2 / 7.9 / 84.7 us a
+#: call on average: 32 misses 2 that more pieces admit, for a third of 128's cost.
 REFINE_BUDGET = 32
 
 Box = namedtuple("Box", [
