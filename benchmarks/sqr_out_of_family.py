@@ -154,18 +154,20 @@ def run_problem(job) -> dict:
 
     problem, noise, args = job
     X, y, _, _ = generate_data(problem, args["rows"], noise, args["seed"])
+    signed = bool(np.any(X.min(axis=0) < 0))  # rescale=True searches these twice (unshifted and shifted)
     model = SymbolicQuantileRegressor(quantile=args["tau"], random_state=args["seed"], progress=False,
                                       **args["settings"])
     start = time.process_time()
     try:
         model.fit(X, y)
     except Exception as exc:  # one failed fit is a row of the table (not solved), not the end of the run
-        return {"solved": 0, "cpu": time.process_time() - start, "model": f"failed: {type(exc).__name__}: {exc}"}
+        return {"solved": 0, "cpu": time.process_time() - start, "signed": signed,
+                "model": f"failed: {type(exc).__name__}: {exc}"}
     cpu = time.process_time() - start
     names = {sympy.Symbol(f"x{j}"): sympy.Symbol(n) for j, n in enumerate(problem.features)}
     expr = model.sympy(precision=None).xreplace(names)
     solved = symbolic_solution(expr, rounded_truth(problem), args["sympy_timeout"]) == "yes"
-    return {"solved": int(solved), "cpu": cpu, "model": str(expr)}
+    return {"solved": int(solved), "cpu": cpu, "signed": signed, "model": str(expr)}
 
 
 def rounded_truth(problem):
@@ -199,7 +201,7 @@ def main(argv=None):
     chosen = problems(args.suites)
     if args.first is not None:
         chosen = [(suite, p) for suite in args.suites for p in [q for s, q in chosen if s == suite][:args.first]]
-    table, cpu = {}, []
+    table, cpu, signed = {}, [], []
     for name in args.stages:
         settings = {**_parse_settings(args.set), **ablation(name)}
         shared = {"rows": args.rows, "tau": args.tau, "seed": args.seed, "sympy_timeout": args.sympy_timeout,
@@ -210,6 +212,7 @@ def main(argv=None):
             for (suite, problem, noise), row in zip(jobs, rows):
                 table.setdefault((suite, name, noise), []).append(row["solved"])
                 cpu.append(row["cpu"])
+                signed.append(row["signed"])
                 print(f"{name:12s} {problem.name:18s} noise={noise:<5g} {'SOLVED' if row['solved'] else '-':6s} "
                       f"cpu {row['cpu']:5.2f}s  {row['model']}", flush=True)
     suites = list(dict.fromkeys(suite for suite, _ in chosen))
@@ -224,6 +227,10 @@ def main(argv=None):
         print(f"{suite:20s}" + "".join(c.rjust(20) for c in cells))
     _print_gains(table, suites, args.stages, args.noise)
     print(f"\nfit CPU: median {statistics.median(cpu):.2f} s over {len(cpu)} fits")
+    for label, part in (("a signed feature", True), ("no signed feature", False)):
+        times = [t for t, s in zip(cpu, signed) if s == part]
+        if times:
+            print(f"  problems with {label}: median {statistics.median(times):.2f} s over {len(times)} fits")
 
 
 def _print_gains(table, suites, ablations, noises):

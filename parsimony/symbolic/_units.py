@@ -9,11 +9,14 @@ features scaled by ``10 ** k`` give the same search data (up to the rounding of 
 and features in [0, 1] or [1, 5] are not rescaled, so a law simple in the user's units stays
 simple in the search's. The target is rescaled when its standard deviation is below 1 or from
 1e4 (:data:`TARGET_BAND`), to one in [1, 10): ``y * 10 ** k`` is the search of ``y`` for every
-``k`` that takes it out of the band. A feature
-that takes negative values is first shifted to start near 0 (:func:`round_down`; its RMS taken
-after): standardised
-features (PMLB's ``fri_c*`` sets) are then searched as the nonnegative features the additive
-stage's products and waves are built on, whatever their offset.
+``k`` that takes it out of the band. With
+``shift``, a feature that takes negative values is first shifted to start near 0
+(:func:`round_down`; its RMS taken after): standardised features (PMLB's ``fri_c*`` sets) are
+then searched as the nonnegative features the additive stage's products and waves are built on,
+whatever their offset. Whether a signed feature's origin is the law's (``sin(x) cos(y)`` on
+[-1, 1]) or the data's is not known before the search, so ``rescale=True`` searches both units
+and keeps the better formula per complexity
+(:func:`~parsimony.symbolic.regressor.search_units`).
 
 :func:`to_user_units` writes an expression found on the search's data in the user's units,
 exactly (the constants rescaled, the structure kept): each feature ``x_j`` stands for

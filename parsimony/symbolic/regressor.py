@@ -280,6 +280,42 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
     return [rows[c] for c in keep]
 
 
+def search_units(X, y, w, rescale, engine) -> list:
+    """The units the search runs in (``rescale``, :class:`Units`): one, or with ``rescale=True``
+    on the native engine and a feature that takes negative values, two: the features as scaled
+    and shifted to start near 0 (:meth:`Units.of`). Where a signed feature's origin lies is the
+    law's, not the data's: ``sin(x) cos(y)`` on [-1, 1] is simple only unshifted, Friedman #1
+    on standardised features only shifted; each is searched and the fronts merged
+    (:func:`merged_fit`)."""
+    if not rescale:
+        return [Units.identity(X.shape[1])]
+    plain = Units.of(X, y, w, shift=False)
+    if rescale == "scale" or engine != "native":  # (the shift serves the native additive stage's products)
+        return [plain]
+    shifted = Units.of(X, y, w, shift=True)
+    return [plain] if shifted.x_shift is None else [plain, shifted]
+
+
+def merged_fit(fits, losses, y, w) -> EngineFit:
+    """One :class:`EngineFit` of the searches ``fits`` of the same levels, their fronts in the
+    user's units: per level, each complexity's lowest training loss over the searches (the
+    first on a tie), kept Pareto-optimal; ``states`` has one entry per search (warm starts)."""
+    fronts = []
+    for k, loss in enumerate(losses):
+        rows = {}
+        for fit in fits:
+            for row in fit.fronts[k]:
+                if row["complexity"] not in rows or row["loss"] < rows[row["complexity"]]["loss"]:
+                    rows[row["complexity"]] = row
+        keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss))
+        fronts.append([rows[c] for c in keep])
+    sizes = [fit.certified_sizes for fit in fits if fit.certified_sizes is not None]
+    statuses = ["time_limit" if "time_limit" in level else "completed" for level in zip(*(f.statuses for f in fits))]
+    return EngineFit(fronts, statuses,
+                     sum(fit.n_evaluations for fit in fits), [fit.states for fit in fits],
+                     [max(level) for level in zip(*sizes)] if sizes else None)
+
+
 def _subsample(X, y, w, plan):
     """At most ``plan.max_samples`` rows, drawn without replacement from the plan's generator."""
     if plan.max_samples is None or len(y) <= plan.max_samples:
@@ -408,13 +444,15 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
     rescale : bool or "scale", default=True
         Search in units where the features and the target are divided by powers of ten (the
         features' median root mean square, the target's standard deviation, rounded to a power
-        of ten), a feature that takes negative values first shifted to start near 0, so data in any
-        units (and standardised features) is the same search; the formulas are written back in
-        the user's units, constants rescaled and shifts subtracted from the features. Data whose
-        magnitudes are near 1 and features that are never negative are searched as given.
-        "scale" does not shift: a law simple in signed features (``cos(x1)`` on [-3, 3]) keeps
-        its round constants, which the shift turns into fitted ones (``cos(x1' - 3)``). The
-        Julia engine never shifts (the shift serves the native additive stage).
+        of ten), so data in any units is the same search; the formulas are written back in the
+        user's units, constants rescaled (and shifts subtracted from the features). Data whose
+        magnitudes are near 1 is searched as given. Where a feature takes negative values its
+        origin may be the law's (``sin(x)`` on [-1, 1]) or an accident of the data (standardised
+        features, whose products and waves are simple from their low end): the search runs
+        twice, on the features as scaled and with the signed ones shifted to start near 0, from
+        the same seeds and each for the full ``niterations`` (twice the time; ``time_limit``
+        shared), and the front keeps each complexity's better formula. "scale" searches once,
+        unshifted. The Julia engine never shifts (the shift serves the native additive stage).
 
     Attributes
     ----------
@@ -500,23 +538,31 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         X, y, w = self._training_data(X, y, sample_weight)
         plan = fit_plan(params, self._engine(), seed_from(self.random_state), self.random_state is not None)
         X, y, w = _subsample(X, y, w, plan)
-        rescale = params["rescale"]
-        # (the shift serves the native additive stage's products; PySR searches the features as scaled)
-        shift = rescale is True and plan.engine == "native"
-        units = Units.of(X, y, w, shift=shift) if rescale else Units.identity(X.shape[1])
         lo, hi = (X.min(axis=0), X.max(axis=0)) if params["domain"] is None else domain_bounds(params["domain"],
                                                                                              X.shape[1])
-        Xs, ys = units.features(X), units.target(y)
-        if params["certify"]:
-            plan.box = certified_box(lo / units.x_scale, hi / units.x_scale, ys)
-        plan.resolve_maxsize(Xs, ys, w)
         warm = self.warm_start and getattr(self, "backend_", None) == plan.engine
         engine = fit_fronts if plan.engine == "julia" else search_fronts
-        result = engine(Xs, ys, w, plan, previous=self._engine_states if warm else None)
-        self.domain_ = np.column_stack([lo, hi])
+        choices = search_units(X, y, w, params["rescale"], plan.engine)
+        previous = getattr(self, "_engine_states", None) if warm else None
+        if previous is None or len(previous) != len(choices):
+            previous = [None] * len(choices)
+        if plan.settings.time_limit is not None:  # the user's limit shared by the searches
+            plan.settings.time_limit /= len(choices)
         box = certified_box(lo, hi, y)
-        result.fronts = [user_front(front, units, X, y, w, loss, plan.weights, box, params["certify"])
-                         for front, loss in zip(result.fronts, plan.losses)]
+        seeds, fits = plan.rng.bit_generator.state, []
+        for units, resume in zip(choices, previous):
+            plan.rng.bit_generator.state = seeds  # each units' search from the same seeds
+            Xs, ys = units.features(X), units.target(y)
+            if params["certify"]:
+                shift = 0.0 if units.x_shift is None else units.x_shift
+                plan.box = certified_box((lo - shift) / units.x_scale, (hi - shift) / units.x_scale, ys)
+            plan.resolve_maxsize(Xs, ys, w)
+            result = engine(Xs, ys, w, plan, previous=resume)
+            result.fronts = [user_front(front, units, X, y, w, loss, plan.weights, box, params["certify"])
+                             for front, loss in zip(result.fronts, plan.losses)]
+            fits.append(result)
+        self.domain_ = np.column_stack([lo, hi])
+        result = merged_fit(fits, plan.losses, y, w)
         self._install(X, y, w, plan, result)
         return self
 

@@ -5,6 +5,10 @@ import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._expressions import CONST, DIV, MUL, NEG, complexity_weights, from_tokens
+from parsimony.losses import Pinball
+from parsimony.symbolic import regressor
+from parsimony.symbolic._front import EngineFit
+from parsimony.symbolic._search import FRONT_MIN_GAIN
 from parsimony.symbolic._units import FEATURE_OFFSET, Units, power_of_ten, target_scale, to_user_units
 
 from .test_intervals import random_cases, values
@@ -200,3 +204,65 @@ def test_a_sum_takes_one_factor_not_one_per_term():
     assert WEIGHTS[new[0]].sum() == WEIGHTS[ops].sum() + 2
     X = np.random.default_rng(0).uniform(0.0, 3.0, (20, 3))
     np.testing.assert_allclose(values(*new, X * 10.0), values(ops, feats, vals, X), rtol=1e-12)
+
+
+def test_a_signed_feature_is_searched_both_unshifted_and_shifted():
+    rng = np.random.default_rng(0)
+    X, w = np.column_stack([rng.uniform(-1, 1, 300), rng.uniform(0, 1, 300)]), np.ones(300)
+    y = 2 * np.sin(X[:, 0]) * np.cos(X[:, 1])
+    plain, shifted = regressor.search_units(X, y, w, True, "native")
+    assert plain.x_shift is None and np.array_equal(plain.x_scale, Units.of(X, y, w, shift=False).x_scale)
+    assert shifted.x_shift[0] < 0 and shifted.x_shift[1] == 0.0  # only the signed feature moves
+    assert np.all(shifted.features(X)[:, 0] >= 0)
+    # one search where there is nothing to choose: no signed feature, no shift asked, PySR, no units
+    for args in ((np.abs(X), y, w, True, "native"), (X, y, w, "scale", "native"), (X, y, w, True, "julia")):
+        (units,) = regressor.search_units(*args)
+        assert units.x_shift is None
+    (units,) = regressor.search_units(X * 1e6, y, w, False, "native")
+    assert units.is_identity
+
+
+def _row(complexity, loss, tag):
+    return {"complexity": complexity, "loss": loss, "tag": tag}
+
+
+def test_merged_fronts_keep_each_complexitys_best_row_and_stay_pareto():
+    y, w = np.linspace(0.0, 10.0, 50), np.ones(50)
+    losses = [Pinball(0.5)]
+    a = EngineFit([[_row(1, 2.5, "a"), _row(3, 1.0, "a"), _row(7, 0.5, "a")]], ["completed"], 10, ["sa"], [5])
+    b = EngineFit([[_row(1, 2.5, "b"), _row(3, 0.8, "b"), _row(5, 0.9, "b"), _row(9, 0.1, "b")]],
+                  ["time_limit"], 7, ["sb"], None)
+    fit = regressor.merged_fit([a, b], losses, y, w)
+    # a tie goes to the first search, 3 to b's lower loss, b's 5 is dominated by its own 3
+    assert [(r["complexity"], r["tag"]) for r in fit.fronts[0]] == [(1, "a"), (3, "b"), (7, "a"), (9, "b")]
+    assert fit.statuses == ["time_limit"] and fit.n_evaluations == 17 and fit.states == [["sa"], ["sb"]]
+    assert fit.certified_sizes == [5]
+
+
+def _dominates(front, other):
+    """Every row of ``other`` matched by a row of ``front`` no more complex and no worse (up to the
+    front's own tolerance)."""
+    rows = list(zip(front["complexity"], front["loss"]))
+    return all(any(c <= oc and loss <= ol + FRONT_MIN_GAIN * abs(ol) + 1e-12 for c, loss in rows)
+               for oc, ol in zip(other["complexity"], other["loss"]))
+
+
+def test_the_front_of_signed_features_is_at_least_each_units_front(monkeypatch):
+    """``rescale=True`` on a signed feature searches it unshifted and shifted, from the same seeds,
+    and keeps the better row per complexity: its front dominates both single-units searches (each
+    searched here on its own), whatever each finds."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (200, 2))
+    y = 2 * np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.5 * X[:, 1] + rng.normal(0, 0.05, 200)
+    kwargs = dict(niterations=3, populations=2, population_size=20, random_state=0, progress=False)
+    both = SymbolicQuantileRegressor(**kwargs).fit(X, y)
+    unshifted = SymbolicQuantileRegressor(rescale="scale", **kwargs).fit(X, y)
+    choices = regressor.search_units(X, y, np.ones(len(y)), True, "native")
+    monkeypatch.setattr(regressor, "search_units", lambda *args: choices[1:])
+    shifted = SymbolicQuantileRegressor(**kwargs).fit(X, y)
+    assert _dominates(both.equations_, unshifted.equations_) and _dominates(both.equations_, shifted.equations_)
+    assert both.n_evaluations_ == unshifted.n_evaluations_ + shifted.n_evaluations_
+    # the merged front's rows are formulas in the user's units: each predicts as its loss says
+    for i, loss in enumerate(both.equations_["loss"]):
+        pred = both.predict(X, index=i)
+        assert loss == pytest.approx(np.mean(np.maximum(0.5 * (y - pred), -0.5 * (y - pred))), rel=1e-9)
