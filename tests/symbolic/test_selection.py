@@ -1,5 +1,6 @@
-"""model_selection="cost" under noise: a row without fitted constants that no longer row beats by
-more than the Schwarz price of its tokens is the law (fronts built by hand, no search)."""
+"""model_selection="cost" under noise: a row with at most one fitted constant (its scale) that no
+longer row beats by more than the Schwarz price of its tokens is the law (fronts built by hand, no
+search)."""
 
 import numpy as np
 import pandas as pd
@@ -80,15 +81,24 @@ def test_a_real_improvement_is_not_given_up_for_a_constant_free_row():
     # the data follow the longer law: it beats the shorter one by far more than its tokens' price
     frame, fitted = _frame(_wave, keep={0, 1, 2, 4})
     assert frame.complexity[_select(frame, fitted)] == 25
-    # and when the better longer row has a fitted constant, the shorter law is not chosen either
-    assert frame.complexity[_select(frame, [1, 2, 0, 1])] != 17
-    assert _select(frame, [1, 2, 0, 1]) == _select(frame)
+    # and when the better longer row fits one constant (a law up to its scale), it is chosen too
+    assert frame.complexity[_select(frame, [1, 2, 0, 1])] == 25
+    # with two fitted constants it is a fit: the cost's choice stands, the shorter law is not chosen either
+    assert _select(frame, [1, 2, 0, 2]) == _select(frame)
 
 
-def test_rows_with_fitted_constants_keep_the_cost_choice():
+def test_rows_fitting_two_constants_keep_the_cost_choice():
     frame, _ = _frame(_law, keep={0, 1, 2, 3})
-    assert _select(frame, [1, 2, 1, 1]) == _select(frame)
+    assert _select(frame, [1, 2, 2, 2]) == _select(frame)
     assert _select(frame, None) == _select(frame)
+
+
+def test_a_law_up_to_its_scale_within_the_noise_is_chosen():
+    # the law's one fitted constant is its scale (m v^2 / 2, q / (4 pi eps)): fitted, it is still the law
+    frame, _ = _frame(_law, keep={0, 1, 2, 3})
+    assert frame.complexity[_select(frame)] == 5
+    assert frame.complexity[_select(frame, [1, 2, 1, 1])] == 17
+    assert frame.complexity[_select(frame, [1, 2, 1, 1], n=ROWS_PER_TOKEN * 17 - 1)] == 5
 
 
 def test_an_uncalibrated_law_is_not_chosen():

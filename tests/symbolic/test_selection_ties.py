@@ -73,3 +73,36 @@ def test_a_calibrated_choice_is_not_given_up_for_an_uncalibrated_row():
     assert _select(frame, fitted, unit_free) == 2
     frame, fitted, unit_free = _front(1e-4, coverage=(0.5, 0.6, 0.6))  # neither calibrated: a tie again
     assert _select(frame, fitted, unit_free) == 1
+
+
+def test_a_longer_row_fitting_the_noise_does_not_displace_the_tie_break():
+    # x0*x1 - d/x0 (one fitted constant, more unit-free tokens) beats a*x0*x1 - b by more than the
+    # Schwarz price of its extra tokens, but not x0*x1 - b, the row the tie-break takes: it stays
+    frame, fitted, unit_free = _front(1e-4)
+    ops, feats, vals = from_tokens(["x0", "x1", "mul", 0.036, "x0", "div", "sub"])
+    c = int(WEIGHTS[ops].sum())
+    loss = 0.2 * (1 - 1e-4) * np.exp(-(c - frame.complexity[2] + 0.5) * PRICE)
+    frame.loc[3] = {"complexity": c, "loss": loss, "score": 0.0, "coverage": 0.5}
+    fitted, unit_free = [*fitted, fitted_constants(ops, vals)], [*unit_free, unit_free_complexity(ops, feats, vals,
+                                                                                                   WEIGHTS)]
+    assert fitted == [1, 1, 2, 1] and unit_free[3] > unit_free[2]
+    assert _select(frame, None, unit_free) == 2
+    assert _select(frame, fitted, unit_free) == 1
+
+
+@pytest.mark.parametrize("errors, law", [(2.5, True), (3.5, False)])
+def test_a_row_without_fitted_constants_is_calibrated_within_three_errors(errors, law):
+    # x0*x1 fits nothing to cover the level: its coverage is one binomial draw; 2.5 errors off
+    # (outside the two of calibration_tolerance) it is still the law, 3.5 errors off it is not
+    trees = [from_tokens(r) for r in (ROWS[0], ["x0", "x1", "mul"], ROWS[1])]
+    cover = 0.5 + errors * np.sqrt(0.25 / N)
+    frame = pd.DataFrame({"complexity": [int(WEIGHTS[ops].sum()) for ops, _, _ in trees],
+                          "loss": [1.0, 0.2, 0.2 * (1 - 1e-3)], "score": 0.0, "coverage": [0.5, cover, 0.5]})
+    fitted = [fitted_constants(ops, vals) for ops, _, vals in trees]
+    unit_free = [unit_free_complexity(ops, feats, vals, WEIGHTS) for ops, feats, vals in trees]
+    assert fitted == [1, 0, 1]
+    assert _select(frame, fitted, unit_free) == (1 if law else 2)
+    assert _select(frame, None, unit_free) == 2  # without the counts, every row is judged alike
+    frame["coverage"] = [0.9, 0.9 + errors * np.sqrt(0.09 / N), 0.9]  # at tau .9, errors of 0.009
+    assert select_equation(frame, "cost", 0.9, calibration_tolerance(0.9, np.ones(N)), n_samples=N, baseline=1.0,
+                           fitted_constants=fitted, unit_free=unit_free) == (1 if law else 2)
