@@ -21,7 +21,8 @@ and ablation follows. The 60 AI Feynman problems' figures for the same ablation 
 ``benchmarks/sqr_recovery.py --set 'stages=[...]'``.
 
     python benchmarks/sqr_out_of_family.py [--suites nguyen keijzer livermore strogatz]
-        [--stages all -exhaustive none] [--noise 0 0.01] [--jobs 1] [--first N] [--set rescale='"scale"']
+        [--stages all -exhaustive none] [--noise 0 0.01] [--jobs 1] [--first N] [--problems nguyen_1 ...]
+        [--set rescale='"scale"']
 """
 
 from __future__ import annotations
@@ -194,6 +195,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--first", type=int, default=None, help="only the first N problems of each suite")
+    parser.add_argument("--problems", nargs="*", default=None, help="only these problems (by name)")
     parser.add_argument("--sympy-timeout", type=float, default=20.0)
     parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                         help="other SQR parameters (JSON values) for every ablation, e.g. rescale=\"scale\"")
@@ -201,6 +203,8 @@ def main(argv=None):
     chosen = problems(args.suites)
     if args.first is not None:
         chosen = [(suite, p) for suite in args.suites for p in [q for s, q in chosen if s == suite][:args.first]]
+    if args.problems is not None:
+        chosen = [(suite, p) for suite, p in chosen if p.name in args.problems]
     table, cpu, signed = {}, [], []
     for name in args.stages:
         settings = {**_parse_settings(args.set), **ablation(name)}

@@ -15,7 +15,7 @@ simple in the search's. The target is rescaled when its standard deviation is be
 then searched as the nonnegative features the additive stage's products and waves are built on,
 whatever their offset. Whether a signed feature's origin is the law's (``sin(x) cos(y)`` on
 [-1, 1]) or the data's is not known before the search, so ``rescale=True`` searches both units
-and keeps the better formula per complexity
+and keeps the front whose pick is better
 (:func:`~parsimony.symbolic.regressor.search_units`).
 
 :func:`to_user_units` writes an expression found on the search's data in the user's units,

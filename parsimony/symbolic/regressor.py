@@ -310,8 +310,8 @@ def search_units(X, y, w, rescale, engine) -> list:
     on the native engine and a feature that takes negative values, two: the features as scaled
     and shifted to start near 0 (:meth:`Units.of`). Where a signed feature's origin lies is the
     law's, not the data's: ``sin(x) cos(y)`` on [-1, 1] is simple only unshifted, Friedman #1
-    on standardised features only shifted; each is searched and the fronts merged
-    (:func:`merged_fit`)."""
+    on standardised features only shifted; each is searched, and the front whose pick is better
+    by the Schwarz criterion kept (:func:`chosen_fit`)."""
     if not rescale:
         return [Units.identity(X.shape[1])]
     plain = Units.of(X, y, w, shift=False)
@@ -321,24 +321,18 @@ def search_units(X, y, w, rescale, engine) -> list:
     return [plain] if shifted.x_shift is None else [plain, shifted]
 
 
-def merged_fit(fits, losses, y, w) -> EngineFit:
+def chosen_fit(fits, picked) -> EngineFit:
     """One :class:`EngineFit` of the searches ``fits`` of the same levels, their fronts in the
-    user's units: per level, each complexity's lowest training loss over the searches (the
-    first on a tie), kept Pareto-optimal; ``states`` has one entry per search (warm starts)."""
-    fronts = []
-    for k, loss in enumerate(losses):
-        rows = {}
-        for fit in fits:
-            for row in fit.fronts[k]:
-                if row["complexity"] not in rows or row["loss"] < rows[row["complexity"]]["loss"]:
-                    rows[row["complexity"]] = row
-        keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss))
-        fronts.append([rows[c] for c in keep])
-    sizes = [fit.certified_sizes for fit in fits if fit.certified_sizes is not None]
+    user's units: per level, the front of the search whose selected row is best by
+    ``picked[i][k]`` (the Schwarz criterion of search ``i``'s pick at level ``k``, lower is
+    better; the first search on a tie). ``states`` has one entry per search (warm starts)."""
+    choice = [int(np.argmin(level)) for level in zip(*picked)]
+    sizes = [fit.certified_sizes or [0] * len(choice) for fit in fits]
     statuses = ["time_limit" if "time_limit" in level else "completed" for level in zip(*(f.statuses for f in fits))]
-    return EngineFit(fronts, statuses,
+    return EngineFit([fits[j].fronts[k] for k, j in enumerate(choice)], statuses,
                      sum(fit.n_evaluations for fit in fits), [fit.states for fit in fits],
-                     [max(level) for level in zip(*sizes)] if sizes else None)
+                     None if all(fit.certified_sizes is None for fit in fits)
+                     else [sizes[j][k] for k, j in enumerate(choice)])
 
 
 def _subsample(X, y, w, plan):
@@ -477,8 +471,10 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         features, whose products and waves are simple from their low end): the search runs
         twice, on the features as scaled and with the signed ones shifted to start near 0, from
         the same seeds and each for the full ``niterations`` (twice the time; ``time_limit``
-        shared), and the front keeps each complexity's better formula. "scale" searches once,
-        unshifted. The Julia engine never shifts (the shift serves the native additive stage).
+        shared), and per quantile level the front whose selected formula is better by the
+        Schwarz criterion (log training loss plus its unit-free complexity times
+        ``log(n) / 2n``) is kept. "scale" searches once, unshifted. The Julia engine never
+        shifts (the shift serves the native additive stage).
 
     Attributes
     ----------
@@ -588,9 +584,24 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
                              for front, loss in zip(result.fronts, plan.losses)]
             fits.append(result)
         self.domain_ = np.column_stack([lo, hi])
-        result = merged_fit(fits, plan.losses, y, w)
-        self._install(X, y, w, plan, result)
+        if len(fits) > 1:  # (each search's pick, as the fitted model would select it)
+            fits = [chosen_fit(fits, [self._picked_criteria(X, y, w, plan, fit) for fit in fits])]
+        self._install(X, y, w, plan, fits[0])
         return self
+
+    def _picked_criteria(self, X, y, w, plan, result) -> list:
+        """Per level, the Schwarz criterion (``log(loss) + c log(n) / (2n)``, ``c`` its unit-free
+        complexity, ``n`` the effective rows) of the row that model selection picks on ``result``."""
+        self._install(X, y, w, plan, result)
+        frames = [self.equations_] if np.ndim(self.quantile) == 0 else self.equations_
+        n_eff = w.sum() ** 2 / np.sum(w * w)
+        out = []
+        for frame, i, front, loss in zip(frames, np.atleast_1d(self.best_index_), result.fronts, plan.losses):
+            row = front[i]
+            c = unit_free_complexity(row["ops"], row["feats"], row["vals"], plan.weights)
+            out.append(float(_schwarz_criterion(np.array([frame["loss"].iloc[i]]), np.array([c]), n_eff,
+                                                isinstance(loss, Squared), "choosing the units needs")[0]))
+        return out
 
     def _training_data(self, X, y, sample_weight):
         check_numeric_columns(X, type(self).__name__)

@@ -5,11 +5,11 @@ import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._expressions import CONST, DIV, MUL, NEG, complexity_weights, from_tokens
-from parsimony.losses import Pinball
 from parsimony.symbolic import regressor
 from parsimony.symbolic._front import EngineFit
-from parsimony.symbolic._search import FRONT_MIN_GAIN
-from parsimony.symbolic._units import FEATURE_OFFSET, Units, power_of_ten, target_scale, to_user_units
+from parsimony.symbolic._units import (
+    FEATURE_OFFSET, Units, power_of_ten, target_scale, to_user_units, unit_free_complexity,
+)
 
 from .test_intervals import random_cases, values
 
@@ -222,47 +222,40 @@ def test_a_signed_feature_is_searched_both_unshifted_and_shifted():
     assert units.is_identity
 
 
-def _row(complexity, loss, tag):
-    return {"complexity": complexity, "loss": loss, "tag": tag}
+def test_each_level_keeps_the_front_whose_pick_fits_best():
+    a = EngineFit([["a0"], ["a1"]], ["completed", "completed"], 10, ["sa"], [5, 6])
+    b = EngineFit([["b0"], ["b1"]], ["time_limit", "completed"], 7, ["sb"], None)
+    fit = regressor.chosen_fit([a, b], [[0.3, 0.2], [0.1, 0.2]])  # level 0: b's pick fits better; 1: a tie
+    assert fit.fronts == [["b0"], ["a1"]] and fit.certified_sizes == [0, 6]
+    assert fit.statuses == ["time_limit", "completed"] and fit.n_evaluations == 17 and fit.states == [["sa"], ["sb"]]
+    assert regressor.chosen_fit([b, b], [[0.1], [0.1]]).certified_sizes is None
 
 
-def test_merged_fronts_keep_each_complexitys_best_row_and_stay_pareto():
-    y, w = np.linspace(0.0, 10.0, 50), np.ones(50)
-    losses = [Pinball(0.5)]
-    a = EngineFit([[_row(1, 2.5, "a"), _row(3, 1.0, "a"), _row(7, 0.5, "a")]], ["completed"], 10, ["sa"], [5])
-    b = EngineFit([[_row(1, 2.5, "b"), _row(3, 0.8, "b"), _row(5, 0.9, "b"), _row(9, 0.1, "b")]],
-                  ["time_limit"], 7, ["sb"], None)
-    fit = regressor.merged_fit([a, b], losses, y, w)
-    # a tie goes to the first search, 3 to b's lower loss, b's 5 is dominated by its own 3
-    assert [(r["complexity"], r["tag"]) for r in fit.fronts[0]] == [(1, "a"), (3, "b"), (7, "a"), (9, "b")]
-    assert fit.statuses == ["time_limit"] and fit.n_evaluations == 17 and fit.states == [["sa"], ["sb"]]
-    assert fit.certified_sizes == [5]
+def _criterion(model, k):
+    """The Schwarz criterion of ``model``'s pick at level ``k`` (unit-free complexity, 200 rows)."""
+    i = model.best_index_[k]
+    row = model._fronts[k][i]
+    c = unit_free_complexity(row["ops"], row["feats"], row["vals"], model.complexity_weights_)
+    return np.log(model.equations_[k]["loss"].iloc[i]) + c * np.log(200) / 400
 
 
-def _dominates(front, other):
-    """Every row of ``other`` matched by a row of ``front`` no more complex and no worse (up to the
-    front's own tolerance)."""
-    rows = list(zip(front["complexity"], front["loss"]))
-    return all(any(c <= oc and loss <= ol + FRONT_MIN_GAIN * abs(ol) + 1e-12 for c, loss in rows)
-               for oc, ol in zip(other["complexity"], other["loss"]))
-
-
-def test_the_front_of_signed_features_is_at_least_each_units_front(monkeypatch):
+def test_signed_features_keep_the_units_whose_pick_is_best(monkeypatch):
     """``rescale=True`` on a signed feature searches it unshifted and shifted, from the same seeds,
-    and keeps the better row per complexity: its front dominates both single-units searches (each
-    searched here on its own), whatever each finds."""
+    and keeps per level the front whose selected row is better by the Schwarz criterion: the
+    fit's front is one of the two single-units searches' (each run here on its own), that one."""
     rng = np.random.default_rng(1)
     X = rng.uniform(-1, 1, (200, 2))
     y = 2 * np.sin(X[:, 0]) * np.cos(X[:, 1]) + 0.5 * X[:, 1] + rng.normal(0, 0.05, 200)
-    kwargs = dict(niterations=3, populations=2, population_size=20, random_state=0, progress=False)
+    kwargs = dict(niterations=2, populations=2, population_size=16, ncycles_per_iteration=20, random_state=0,
+                  progress=False, quantile=[0.3, 0.8])
     both = SymbolicQuantileRegressor(**kwargs).fit(X, y)
     unshifted = SymbolicQuantileRegressor(rescale="scale", **kwargs).fit(X, y)
     choices = regressor.search_units(X, y, np.ones(len(y)), True, "native")
     monkeypatch.setattr(regressor, "search_units", lambda *args: choices[1:])
     shifted = SymbolicQuantileRegressor(**kwargs).fit(X, y)
-    assert _dominates(both.equations_, unshifted.equations_) and _dominates(both.equations_, shifted.equations_)
     assert both.n_evaluations_ == unshifted.n_evaluations_ + shifted.n_evaluations_
-    # the merged front's rows are formulas in the user's units: each predicts as its loss says
-    for i, loss in enumerate(both.equations_["loss"]):
-        pred = both.predict(X, index=i)
-        assert loss == pytest.approx(np.mean(np.maximum(0.5 * (y - pred), -0.5 * (y - pred))), rel=1e-9)
+    for k in range(2):
+        kept = (unshifted, shifted)[int(_criterion(shifted, k) < _criterion(unshifted, k))]
+        assert both.equations_[k]["equation"].tolist() == kept.equations_[k]["equation"].tolist()
+        assert both.best_index_[k] == kept.best_index_[k]
+        np.testing.assert_array_equal(both.predict(X)[:, k], kept.predict(X)[:, k])
