@@ -27,7 +27,9 @@ when it explains at least ``min_r2`` of ``T(y)``'s variance, or at least ``noisy
 leaves is as rough as noise between neighbouring rows (:func:`_white`: a form that misses part
 of the law leaves a residual that varies smoothly with the features); least squares on a
 transformed target is not the fit's loss: the search's halls of fame judge the forms on the
-loss. At most ``max_forms`` are offered. Under noise the linearisation's denominator columns
+loss. At most ``max_forms`` are offered, ranked by the share of ``y``'s own variance they leave
+(:func:`_target_share`: a transform stretches the noise unevenly, the log where ``y`` is small,
+so shares of different ``T(y)`` do not compare). Under noise the linearisation's denominator columns
 carry the noise and bias their coefficients, so the forms near the least residual are refitted
 by their own least squares (:func:`_refined`), and a coefficient within ``integer_z`` standard
 errors of zero or an integer is also offered as that number. The settings (``features``, ``degree``, ...) are the fields of
@@ -370,6 +372,22 @@ def _share(design, target, n_num, coefs, intercept):
     return share if np.isfinite(share) else np.inf
 
 
+def _target_share(y, target, transform, residual):
+    """The share of ``y``'s variance the form leaves on ``y`` itself (``T^-1`` of ``t - residual``):
+    comparable between transforms, which stretch the noise unevenly (the log where ``y`` is small)."""
+    with np.errstate(all="ignore"):
+        fitted = target.t - residual
+        if transform == "square":
+            fitted = np.sqrt(fitted)
+        elif transform == "inverse":
+            fitted = 1.0 / fitted
+        elif transform == "log":
+            fitted = np.exp(fitted)
+        variance = target.p @ (y - target.p @ y) ** 2
+        share = float(target.p @ (y - fitted) ** 2 / variance)
+    return share if np.isfinite(share) else np.inf
+
+
 def _neighbours(X):
     """Each row's nearest other row of ``X`` (columns standardised)."""
     from scipy.spatial import cKDTree
@@ -558,7 +576,7 @@ def _write(writer, transform, selected, coefs, constant, terms, k, X):
 def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     """The forms of ``y`` on ``(X, w)`` that explain at least ``settings.min_r2`` of ``T(y)``'s
     variance, within ``maxsize``, over the ``settings.features`` first features of ``order``: the
-    ``settings.max_forms`` best (least variance left per token, ``settings.token_price``) of
+    ``settings.max_forms`` best (least variance of ``y`` left per token, ``settings.token_price``) of
     distinct shapes, a list of ``(ops, feats, vals)``; and the number of forms fitted."""
     writer = _Writer(binops, unops)
     if not {ADD, SUB, MUL, DIV} <= writer.binops:
@@ -621,7 +639,8 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
                 tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
                 cplx = int(weights[tree[0]].sum())
                 if cplx <= maxsize:
-                    models.append((np.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
+                    left = _target_share(y, target, transform, _residual(design, target, n_num, coefs, constant))
+                    models.append((np.log(max(left, s.exact)) + s.token_price * cplx, len(models), tree))
     kept = []
     for *_, tree in sorted(models):  # one of each shape (its constants aside): the best
         key = (tree[0].tobytes(), tree[1].tobytes())

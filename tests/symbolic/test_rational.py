@@ -6,7 +6,7 @@ import pytest
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._expressions import (
-    DEFAULT_OPERATORS, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
+    DEFAULT_OPERATORS, EXP, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
 from parsimony.symbolic._rational import _fit, _neighbours, _refined, _rounded, _Target, _white, rational_forms
 from parsimony.symbolic.seeds import RationalSettings
@@ -327,3 +327,18 @@ def test_a_law_whose_target_varies_little_is_offered_through_noise():
     forms = _forms(X, y + rng.normal(0, sd, len(y)))
     X_new = _uniform(rng, 300, [(1, 5)] * 4)  # the law up to the noise's fit, on new rows
     assert forms and min(np.sqrt(np.mean((_predict(f, X_new) - _weighted_mean(X_new)) ** 2)) for f in forms) < 0.3 * sd
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_forms_are_ranked_on_the_target_not_its_transform(seed):
+    # 3 exp(-x0 x1 / 2) with noise of 0.01 x RMS(y): log(y) stretches the noise where y is small
+    # (at x0 x1 = 9, 5 noise deviations above 0), so the law leaves more of log(y)'s variance than
+    # sums of monomials leave of y's; on y itself it leaves the least and is offered first
+    rng = np.random.default_rng(seed)
+    X = _uniform(rng, 1000, [(1, 3), (1, 3)])
+    law = 3.0 * np.exp(-X[:, 0] * X[:, 1] / 2)
+    y = law + rng.normal(0, 0.01 * np.sqrt(np.mean(law ** 2)), len(law))
+    assert y.min() > 0
+    forms = _forms(X, y)
+    best = forms[0]
+    assert EXP in best[0] and np.sqrt(np.mean((_predict(best, X) - law) ** 2)) < 0.2 * np.std(y - law)

@@ -39,7 +39,8 @@ class RationalSettings:
     the variance of a target that varies little about its level (recovery at noise 0.01 34/60 ->
     35/60 from 0.999)."""
     max_forms: int = 8
-    """Forms offered at most: the lowest ``log(share left, at least exact) + token_price * tokens``."""
+    """Forms offered at most: the lowest ``log(share of y's variance left, at least exact) + token_price *
+    tokens``."""
     token_price: float = 0.05
     """A token must cut the variance a form leaves by 5% (among exact forms: the simplest)."""
     snap: float = 1e-6
