@@ -76,12 +76,13 @@ from ._terms import least_squares_terms, pinball_regression, write_sum
 # numerical precision of the fits (not tuning: the stage's choices are in ``Knobs``)
 SNAP = 1e-6  # a = 1 or b = 0 (a shift of 0) is taken when it loses at most this fraction of the gain
 # golden-section steps of a refit (0.618^24: 1e-5 of the bracket; measured on the stage alone as
-# the grids below: 12 steps gives the same figures on the 60 and Friedman #1, 15.3 s for 17.3 s)
+# the grids below: 12 and 48 steps give the same figures on the 60 and Friedman #1, 15.3 and 20.6
+# s for 17.3 s)
 GOLDEN_STEPS = 24
 GOLDEN = 0.6180339887498949  # (sqrt(5) - 1)/2: the golden section's step
 # Levenberg-Marquardt steps refining a shifted product's shifts and frequency (measured on the
-# stage alone as the grids below: 0 steps gives .3098 for .3002 on the 60, 419 sums for 411;
-# Friedman #1 unmoved)
+# stage alone as the grids below: 0 / 30 / 60 steps give .3098 / .3002 / .3003 on the 60, 419 /
+# 411 / 411 sums; Friedman #1 unmoved)
 LM_STEPS = 30
 LM_DAMPING, LM_MIN_DAMPING = 1e-3, 1e-9  # its first and smallest damping (a share of the Hessian's diagonal)
 LM_SOFTER, LM_HARDER, LM_TRIES = 3.0, 4.0, 8  # damping / 3 after a step that lowers the loss, * 4 after one
@@ -101,8 +102,9 @@ LOCAL_WIDTH, LOCAL_FLOOR = 0.1, 1e-3  # a local refit of an inner constant p: on
 # and on standardised features, 5 folds x tau .5 / .9; figures: the 60's mean training loss of the
 # best sum over the best constant's, problems reproduced exactly, stage CPU): the defaults .3002,
 # 5 exact, 17.3 s. Every other point of a grid: waves (0.5 1.5 3 6 12) .3051, 15.6 s; exp (-4 -1
-# -0.25 0.25 1 4), roots (1e-3 0.1 1 10) and 5 shift points the same figures (411 sums, .3002).
-# Denser waves (0.5 to 6 by quarters and halves, 13 points) .3079, 18.4 s: no better either way.
+# -0.25 0.25 1 4), roots (1e-3 0.1 1 10) and 5 shift points the same figures (411 sums, .3002),
+# as 17 shift points. Denser waves up to 6 and none above (0.5 to 2 by quarters, 2 to 4 by
+# halves, 5, 6: 13 points) .3079, 18.4 s.
 # Friedman #1 (.1784 unit, .1780 standardised) moves with none of them. The stage CPU of identical
 # sums spread over 16.9-17.6 s between runs (a loaded machine).
 WAVE_GRID = (0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0)
