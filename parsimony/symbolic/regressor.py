@@ -586,6 +586,8 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         self.domain_ = np.column_stack([lo, hi])
         if len(fits) > 1:  # (each search's pick, as the fitted model would select it)
             fits = [chosen_fit(fits, [self._picked_criteria(X, y, w, plan, fit) for fit in fits])]
+        else:  # the states of each search, as chosen_fit keeps them (a warm start resumes each)
+            fits[0].states = [fits[0].states]
         self._install(X, y, w, plan, fits[0])
         return self
 

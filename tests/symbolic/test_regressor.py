@@ -68,7 +68,10 @@ def test_same_seed_same_equations_for_any_n_jobs():
     c = SymbolicQuantileRegressor(n_jobs=1, **{**kw, "random_state": 4}).fit(X, y)
     assert a.equations_["equation"].tolist() == b.equations_["equation"].tolist()
     np.testing.assert_array_equal(a.equations_["loss"], b.equations_["loss"])
-    assert a.equations_["equation"].tolist() != c.equations_["equation"].tolist()
+    assert a.n_evaluations_ == b.n_evaluations_
+    # another seed takes another path (its front may still be the same: both find the law here)
+    assert (a.n_evaluations_ != c.n_evaluations_
+            or a.equations_["equation"].tolist() != c.equations_["equation"].tolist())
 
 
 def test_pickle_roundtrip(quadratic_model):
@@ -78,9 +81,10 @@ def test_pickle_roundtrip(quadratic_model):
     assert clone.equations_["equation"].tolist() == model.equations_["equation"].tolist()
 
 
-@pytest.mark.parametrize("batch_size", [None, 64])
-def test_warm_start_goes_on_where_the_last_fit_stopped(batch_size):
+@pytest.mark.parametrize("batch_size, offset", [(None, 0.0), (64, 0.0), (None, 3.0)])
+def test_warm_start_goes_on_where_the_last_fit_stopped(batch_size, offset):
     X, y = _quadratic(200)
+    X = X + offset  # signed features: two searches (rescale=True); offset 3: one
     kw = dict(populations=3, population_size=12, ncycles_per_iteration=8, progress=False, random_state=3,
               batch_size=batch_size, quantile=[0.2, 0.8])
     whole = SymbolicQuantileRegressor(niterations=5, **kw).fit(X, y)
