@@ -40,8 +40,12 @@ def pareto_scores(complexity, loss) -> np.ndarray:
     return score
 
 
+def effective_rows(sample_weight) -> float:
+    """Kish's effective number of rows of the weights: ``(sum w)^2 / sum w^2``."""
+    w = np.asarray(sample_weight, dtype=float)
+    return float(w.sum() ** 2 / np.sum(w * w))
+
+
 def calibration_tolerance(quantile, sample_weight) -> float:
     """Two binomial standard errors of a coverage at ``quantile`` (Kish effective size), plus 1/n."""
-    w = np.asarray(sample_weight, dtype=float)
-    n_eff = w.sum() ** 2 / np.sum(w * w)
-    return 2.0 * np.sqrt(quantile * (1.0 - quantile) / n_eff) + 1.0 / len(w)
+    return 2.0 * np.sqrt(quantile * (1.0 - quantile) / effective_rows(sample_weight)) + 1.0 / len(sample_weight)

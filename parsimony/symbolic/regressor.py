@@ -16,7 +16,7 @@ from ..losses import Pinball, Squared
 from ..metrics import coverage
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST, DEFAULT_OPERATORS, to_sympy, to_string
-from ._front import EngineFit, calibration_tolerance, pareto_scores
+from ._front import EngineFit, calibration_tolerance, effective_rows, pareto_scores
 from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
 from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
@@ -596,7 +596,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         complexity, ``n`` the effective rows) of the row that model selection picks on ``result``."""
         self._install(X, y, w, plan, result)
         frames = [self.equations_] if np.ndim(self.quantile) == 0 else self.equations_
-        n_eff = w.sum() ** 2 / np.sum(w * w)
+        n_eff = effective_rows(w)
         out = []
         for frame, i, front, loss in zip(frames, np.atleast_1d(self.best_index_), result.fronts, plan.losses):
             row = front[i]
@@ -631,7 +631,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
             frame["coverage"] = [coverage(y, p, w) for p in preds]
             frame["certified"] = [bool(row.get("certified", False)) for row in result.fronts[k]]
             self._train_ranges.append([(float(np.min(p)), float(np.max(p)), float(np.median(p))) for p in preds])
-        n_eff = w.sum() ** 2 / np.sum(w * w)  # Kish's effective number of rows
+        n_eff = effective_rows(w)
         indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
                                    calibration_tolerance(q, w), squared_loss=isinstance(loss, Squared),
                                    n_samples=n_eff, baseline=constant_baseline(y, w, loss),
