@@ -2,8 +2,12 @@
 
 Each fold is fitted once as ``sqr_srbench.py`` fits it (default settings changed by ``--set``,
 ``random_state`` the fold, the same folds); every row of its front is scored on the test fold
-(whole-range NQL and ACE) and stored in ``--fronts`` with its tree (``tokens``, JSON) and
-unit-free complexity (appended as it goes, ``--resume`` goes on).
+(whole-range NQL and ACE) and stored in ``--fronts`` with its tree (``tokens``, JSON), unit-free
+complexity and fitted constants (appended as it goes, ``--resume`` goes on). Where the fit ran
+two searches (a signed feature, ``rescale=True``) both fronts are stored (``search``: 0 the
+features as scaled, 1 shifted; ``kept``: the front the estimator installed; ``selected``: the
+row it picks on that front), so that the choice between them can be replayed too; the rules
+below read the kept fronts.
 Then each selection rule picks one row per fold from the stored fronts, and the rules are set
 side by side on issue 27's "Must hold" 3: non-Friedman mean NQL and parsimony against the
 paper's (parsimony: paper + 1), Friedman mean NQL against 0.030 / 0.015, mean ACE (against
@@ -37,33 +41,55 @@ from sqr_srbench import (  # noqa: E402
 from parsimony.losses import Pinball  # noqa: E402
 from parsimony.metrics import absolute_coverage_error, normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor, select_equation  # noqa: E402
+from parsimony.symbolic.regressor import fitted_constants  # noqa: E402
 from parsimony.symbolic._parameters import MODEL_SELECTIONS  # noqa: E402
 from parsimony.symbolic._search import constant_baseline  # noqa: E402
 from parsimony.symbolic._front import calibration_tolerance  # noqa: E402
 from parsimony.symbolic._units import unit_free_complexity  # noqa: E402
 
-FIELDS = ["dataset", "tau", "fold", "row", "selected", "complexity", "unit_free", "loss", "score", "coverage", "baseline",
-          "n_samples", "tolerance", "nql", "ace", "equation", "tokens"]
+#: Issue 40's must-hold 2: mean parsimony at most this on the ``fri_c*`` sets (the rule ``oracle <=
+#: 20 tokens`` picks each front's row of lowest test NQL among those: what selection can buy there).
+PARSIMONY_TARGET = 20
+FIELDS = ["dataset", "tau", "fold", "search", "kept", "row", "selected", "complexity", "unit_free", "fitted", "loss",
+          "score", "coverage", "baseline", "n_samples", "tolerance", "nql", "ace", "equation", "tokens"]
 
 
 def front_rows(X, y, train, test, tau, fold, settings):
-    """Fit one fold as ``sqr_srbench.py`` does; its front's rows, each scored on the test fold."""
-    model = SymbolicQuantileRegressor(quantile=tau, random_state=fold, progress=False, n_jobs=1,
-                                      **settings).fit(X[train], y[train])
+    """Fit one fold as ``sqr_srbench.py`` does; the front of each search it ran (``search``: 0 the
+    features as scaled, 1 shifted; ``kept``: the front the estimator installed), each row scored on
+    the test fold (``selected``: the row the estimator would pick on that search's front)."""
+    model = SymbolicQuantileRegressor(quantile=tau, random_state=fold, progress=False, n_jobs=1, **settings)
+    searches = []
+    picked = model._picked_criteria
+
+    def record(X_, y_, w_, plan, result):  # each search's front, as chosen_fit sees it
+        searches.append((plan, result))
+        return picked(X_, y_, w_, plan, result)
+
+    model._picked_criteria = record
+    model.fit(X[train], y[train])
+    del model._picked_criteria
+    kept = model._fronts[0]
     w = np.ones(len(train))
     common = {"n_samples": len(train), "baseline": constant_baseline(y[train], w, Pinball(tau)),
               "tolerance": calibration_tolerance(tau, w)}
     rows = []
-    for row, eq in enumerate(model.equations_.itertuples()):
-        pred = model.predict(X[test], index=row)
-        tree = model._fronts[0][row]
-        rows.append({**common, "row": row, "selected": int(row == model.best_index_), "complexity": eq.complexity,
-                     "unit_free": unit_free_complexity(tree["ops"], tree["feats"], tree["vals"],
-                                                       model.complexity_weights_),
-                     "tokens": json.dumps([tree["ops"].tolist(), tree["feats"].tolist(), tree["vals"].tolist()]),
-                     "loss": eq.loss, "score": eq.score, "coverage": eq.coverage, "equation": eq.equation,
-                     "nql": normalized_quantile_loss(y[test], pred, tau, y_range=float(np.ptp(y))),
-                     "ace": absolute_coverage_error(y[test], pred, tau)})
+    for search, (plan, result) in enumerate(searches or [(None, None)]):
+        if result is not None:
+            model._install(X[train], y[train], w, plan, result)
+        front = model._fronts[0]
+        for row, eq in enumerate(model.equations_.itertuples()):
+            pred = model.predict(X[test], index=row)
+            tree = front[row]
+            rows.append({**common, "row": row, "selected": int(row == model.best_index_),
+                         "search": search, "kept": int(front is kept), "complexity": eq.complexity,
+                         "unit_free": unit_free_complexity(tree["ops"], tree["feats"], tree["vals"],
+                                                           model.complexity_weights_),
+                         "fitted": fitted_constants(tree["ops"], tree["vals"]),
+                         "tokens": json.dumps([tree["ops"].tolist(), tree["feats"].tolist(), tree["vals"].tolist()]),
+                         "loss": eq.loss, "score": eq.score, "coverage": eq.coverage, "equation": eq.equation,
+                         "nql": normalized_quantile_loss(y[test], pred, tau, y_range=float(np.ptp(y))),
+                         "ace": absolute_coverage_error(y[test], pred, tau)})
     return rows
 
 
@@ -85,11 +111,15 @@ def rules(prices) -> dict:
     out["cost (user tokens)"] = model_selection("cost", unit_free=False)
     out.update({f"cost@{price:g}": model_selection("cost", price) for price in prices})
     out["oracle (test NQL)"] = lambda front: int(np.argmin(front.nql.to_numpy()))
+    out[f"oracle <= {PARSIMONY_TARGET} tokens"] = lambda front: int(np.argmin(
+        np.where(front.complexity.to_numpy() <= PARSIMONY_TARGET, front.nql.to_numpy(), np.inf)))
     return out
 
 
 def _fold_groups(fronts):
-    """The fronts, one frame per set, level and fold, in front order."""
+    """The fronts the estimator kept, one frame per set, level and fold, in front order."""
+    if "kept" in fronts:
+        fronts = fronts[fronts.kept.fillna(1).astype(bool)]
     return [g.sort_values("row").reset_index(drop=True) for _, g in fronts.groupby(["dataset", "tau", "fold"])]
 
 
@@ -130,6 +160,27 @@ def compare(fronts, paper, prices, baseline=None):
     return pd.DataFrame(table)
 
 
+def search_choices(fronts):
+    """Per level, over the folds that ran two searches: mean test NQL and parsimony of each
+    search's own pick, of the kept one and of the better pick by test NQL (the choice's oracle)."""
+    import pandas as pd
+
+    if "search" not in fronts or fronts.search.nunique() < 2:
+        return None
+    picks = fronts[fronts.selected == 1]
+    two = picks.groupby(["dataset", "tau", "fold"]).search.transform("nunique") > 1
+    table = []
+    for tau, part in picks[two].groupby("tau"):
+        folds = part.groupby(["dataset", "fold"])
+        chosen = {"search 0 (as scaled)": part[part.search == 0], "search 1 (shifted)": part[part.search == 1],
+                  "kept": part[part.kept == 1], "oracle": part.loc[folds.nql.idxmin()]}
+        for name, rows in chosen.items():
+            means = rows.groupby("dataset").agg(nql=("nql", "mean"), c=("complexity", "mean"))
+            table.append({"tau": tau, "pick": name, "sets": len(means), "nql": means.nql.mean(),
+                          "parsimony": means.c.mean()})
+    return pd.DataFrame(table)
+
+
 def per_set(fronts, paper, rule="fitted"):
     """One row per set and level for ``rule`` (the estimator's own pick by default): mean test
     NQL and parsimony (complexity) over the folds, beside the paper's NQL and parsimony."""
@@ -160,6 +211,10 @@ def main(argv=None):
     baseline = read_results(args.baseline) if args.baseline else None
     pd.set_option("display.width", 250)
     print(compare(fronts, paper, args.prices, baseline).round(4).to_string(index=False))
+    choices = search_choices(fronts)
+    if choices is not None:
+        print("\nThe choice between the two searches (sets and folds with a signed feature; means over sets):")
+        print(choices.round(4).to_string(index=False))
     print("\nPer set, the estimator's own pick (mean over the folds):")
     print(per_set(fronts, paper).round(4).to_string(index=False))
 
