@@ -47,6 +47,9 @@ def _state_digest(states) -> str:
     for s in states or ():
         if s is None:
             continue
+        if isinstance(s, list):  # one entry per search (regressor.chosen_fit)
+            arrays.append(np.frombuffer(bytes.fromhex(_state_digest(s)), dtype=np.uint8))
+            continue
         p, h = s.populations, s.hall_of_fame
         arrays += [p.ops, p.feats, p.vals, p.length, p.loss, p.complexity, p.birth, *p.births,
                    h.ops, h.feats, h.vals, h.length, h.loss, s.freq_global]
