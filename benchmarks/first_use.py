@@ -10,8 +10,7 @@ second core when one is free (``parsimony._numba.precompile``; here always: the 
 ``PARSIMONY_NUMBA_HELPER=1``, or 0 with ``--no-helper``), so the wall time is meaningful only
 when a second core is free: the load average before each cold run is printed. ``helper steps`` counts the kernels the helper was to compile that this process
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
-plan out of step with the kernels: fix the steps), then the ``"after"`` steps it loaded and compiled
-itself (it called them before the helper began them).
+plan out of step with the kernels: fix the steps).
 
 Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--no-helper] [--against DIR]
 
@@ -81,14 +80,11 @@ accelerator = sys.modules.get("parsimony._compile_accelerator", _numba)  # (an o
 for process in getattr(accelerator, "_HELPERS", []):  # (none without the accelerator)
     process.wait()
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-steps = [0, 0, 0, 0, 0]  # loaded, compiled here, twins; "after" steps loaded, compiled here
+steps = [0, 0, 0]  # loaded, compiled here, twins
 for kernel, sig in getattr(accelerator, "_HELPED", ()):
     steps[0] += kernel.stats.cache_hits.get(sig, 0) > 0
     steps[1] += kernel.stats.cache_misses.get(sig, 0) > 0
     steps[2] += sig in kernel.internal.overloads
-for kernel, sig in getattr(accelerator, "_AFTER", ()):
-    steps[3] += kernel.stats.cache_hits.get(sig, 0) > 0
-    steps[4] += kernel.stats.cache_misses.get(sig, 0) > 0
 accelerated = getattr(_numba, "accelerated", lambda: True)()  # (an older parsimony: always)
 print(json.dumps({"accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
                   "steps": steps,
@@ -139,11 +135,11 @@ def main():
     accelerator = "on" if all(r[-1] for r in rows) else "off" if not any(r[-1] for r in rows) else "mixed"
     print(f"\nfirst fit, import included, 200 rows (median of {args.repeat}; s; compile accelerator {accelerator})")
     print(f"{'case':6} {'cold wall':>10} {'cold cpu':>9} {'helper cpu':>11} {'target':>7} {'':4} {'warm wall':>10} "
-          f"{'warm cpu':>9} {'load':>5}  helper steps (loaded/here/twins; after: loaded/here)")
+          f"{'warm cpu':>9} {'load':>5}  helper steps (loaded/here/twins)")
     for case, cw, cc, hc, ww, wc, load, steps, _ in rows:
         verdict = "PASS" if cw <= TARGETS[case] else ("pass*" if cc <= TARGETS[case] else "FAIL")
         print(f"{case:6} {cw:10.1f} {cc:9.1f} {hc:11.1f} {TARGETS[case]:7.1f} {verdict:4} {ww:10.1f} {wc:9.1f} "
-              f"{load:5.1f}  {'/'.join(map(str, steps[:3]))}; {'/'.join(map(str, steps[3:]))}")
+              f"{load:5.1f}  {'/'.join(map(str, steps))}")
     print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. cpu: this process's, "
           "helper cpu: its helper's; load: 1-minute load average before the cold run (2 cores: a free core needs "
           "load < 1). pass*: within target in CPU time only (a busy machine).")

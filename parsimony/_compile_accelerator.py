@@ -727,7 +727,6 @@ def install():
 
 
 _HELPED = set()  # (kernel, argument types) that a helper process compiles into the cache
-_AFTER = set()  # the same, of "after" steps (kernels here compile their own twin of it)
 _PRECOMPILED = set()  # (kernel, argument types) of the steps precompile went through
 _HELPERS = []  # helper processes started here
 
@@ -760,13 +759,11 @@ def _precompile(steps, compiling):
     if all((kernel, sig) in _PRECOMPILED for kernel, sig, _ in steps):
         return
     helped = [(kernel, sig) for kernel, sig, where in steps if where == "helper"]
-    after = [(kernel, sig) for kernel, sig, where in steps if where == "after"]
     shared = [(kernel, sig) for kernel, sig, where in steps if where == "main"]
     cold = any(not _cached(kernel, sig) for kernel, sig in shared)
-    helping = bool(helped or after) and cold and _start_helper(helped + after, shared)
+    helping = bool(helped) and cold and _start_helper(helped, shared)
     if helping:
         _HELPED.update(helped)
-        _AFTER.update(after)
         compiling()  # what this process now waits for is compile time too
     later = []
     for kernel, sig, where in steps:

@@ -297,12 +297,8 @@ def precompile(steps):
         types; one the helper has not begun it compiles itself). Without a helper (one core, no
         core free by the load average, no writable cache, ``PARSIMONY_NUMBA_HELPER=0``; ``=1``
         starts one whatever the load) the helper steps compile on first use as usual, as they do
-        when every ``"main"`` step is cached already. ``"after"``: an entry that Python calls only
-        once the main steps are compiled, while they call the kernel with the same types (they
-        compile it as a callee, never wait for it): the helper compiles it after every
-        ``"helper"`` step, and this process loads it from the cache on first call (or compiles it, should
-        the helper not have begun it). Every kernel is compiled and saved under its cache lock, so
-        no process compiles one that another is compiling.
+        when every ``"main"`` step is cached already. Every kernel is compiled and saved under its
+        cache lock, so no process compiles one that another is compiling.
     """
     if accelerated():
         _ACCELERATOR.precompile(steps, _WATCH.compiling)

@@ -348,30 +348,6 @@ def test_precompile_hands_a_step_to_a_helper_process(tmp_path, helper):
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="the helper process needs the cache lock (fcntl)")
-@pytest.mark.parametrize("helper", ["1", "0"])
-def test_an_after_step_is_compiled_by_the_helper_and_not_linked(tmp_path, helper):
-    package = tmp_path / "src" / "planned"
-    package.mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "k.py").write_text(_PLANNED)
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PARSIMONY_NUMBA_HELPER=helper,
-               PYTHONPATH=os.pathsep.join([str(tmp_path / "src"), *sys.path]))
-    script = ("import numpy as np\nfrom parsimony._numba import precompile\n"
-              "from parsimony._compile_accelerator import _HELPERS\nfrom planned import k\n"
-              "precompile([(k.top, (np.ones(3), 1.0), 'main'), (k.middle, (np.ones(3), 1.0), 'after')])\n"
-              "[process.wait() for process in _HELPERS]\n"
-              "print(k.top(np.ones(3), 3.0), len(k.middle.internal.signatures), len(_HELPERS),\n"
-              "      k.middle(np.ones(3), 3.0), sum(k.middle.stats.cache_hits.values()))\n")
-    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
-    if helper == "1" and len(os.sched_getaffinity(0)) > 1:
-        # top compiled middle as its own twin (never waiting for the helper); the helper
-        # compiled middle's entry into the cache, and the call from Python loaded it
-        assert out.stdout.split() == ["8.0", "1", "1", "4.0", "1"]
-    else:  # no helper: middle compiled on its first call, as without precompile
-        assert out.stdout.split() == ["8.0", "1", "0", "4.0", "0"]
-
-
-@pytest.mark.skipif(sys.platform == "win32", reason="the helper process needs the cache lock (fcntl)")
 @pytest.mark.parametrize("shared", [True, False])
 def test_a_helper_links_the_shared_entries_instead_of_compiling_twins(tmp_path, shared):
     package = tmp_path / "src" / "planned"

@@ -27,7 +27,6 @@ from ._engine import Grammar, KernelSettings, Population, Search, _line_form, ke
 from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
-from ._intervals import REFINE_BUDGET, refined_enclosure, tight_enclosure
 from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_MERGE, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, POLISH_ROWS,
     Candidates, Front, run_phase,
@@ -456,27 +455,17 @@ class _Evolution:
         (``helpers``: their precompile steps, which share little with the search), then
         ``evaluate``. Not the constant optimiser: its callees (the loss and the evaluator, the
         optimisers that ``run_phase`` also calls) are the search's, which the helper would type
-        a second time while this process waited for it (10 s of the helper's CPU). Last, as
-        ``"after"`` steps, the helper compiles the entries Python calls after the search has
-        started (the loss and the offset slot of a formula for snapping, the front's enclosures
-        for its report: :func:`~parsimony.symbolic.regressor.user_front`), which ``run_phase``
-        calls too and so compiles as callees of its own."""
+        a second time while this process waited for it (10 s of the helper's CPU)."""
         data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
         ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
         ws = self.full_ws
-        box = data.box
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     *helpers,
-                    (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper"),
-                    (tree_loss, (ops, feats, vals, n, data, ws), "after"),
-                    (_line_form, (ops, n), "after"),
-                    (refined_enclosure, (ops, feats, vals, n, box.lo, box.hi, box.low, box.high, REFINE_BUDGET),
-                     "after"),
-                    (tight_enclosure, (ops, feats, vals, n, box.lo, box.hi, REFINE_BUDGET), "after")])
+                    (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
 
     def initialise(self):
         if self.batches is not None:

@@ -235,13 +235,9 @@ class ExhaustiveSeeder:
                 and problem.y.shape[0] > 1 and problem.maxsize >= problem.weights[VAR])
 
     def kernels(self, binops, unops, weights, maxsize) -> list:
-        """``fit_variants`` with arguments of the types :meth:`propose` passes it (a helper step),
-        and the evaluator's operators that :meth:`build` calls (``"after"`` steps: the search's
-        kernels call them too)."""
-        values = np.zeros(2)
-        return [(fit_variants, (np.zeros((1, 2)), values, np.ones(2), 0, 0.5, np.zeros((1, 5)),
-                                np.zeros((1, 5, 2))), "helper"),
-                (_unary_array, (0, values, values), "after"), (_binary_aa, (0, values, values, values), "after")]
+        """``fit_variants`` with arguments of the types :meth:`propose` passes it (a helper step)."""
+        return [(fit_variants, (np.zeros((1, 2)), np.zeros(2), np.ones(2), 0, 0.5, np.zeros((1, 5)),
+                                np.zeros((1, 5, 2))), "helper")]
 
     def skeletons(self, problem: Problem):
         """The distinct skeletons up to the certified size and that size: ``(skeletons, k)``."""
