@@ -44,8 +44,16 @@ IRLS_STEPS = 4
 #: Nelder-Mead's first simplex: steps of this share of each constant (at least :data:`MIN_SCALE`)
 #: from the current point; each restart draws its start within ``RESTART_STEP`` of the best point's
 #: scale (Gaussian) and steps of that share: a restart looks farther than the first run.
+#: ``benchmarks/sqr_constant_fitting.py --set NAME=VALUE`` (1,114 random expressions of the default
+#: operators fitted to their own values, 300 rows on [1, 5]^3, tau .5, constants perturbed by 30%,
+#: 2 restarts; recovered: loss at most 1e-6 of the targets' mean deviation): the defaults recover
+#: 878 at the evolution's 40 evaluations and 1022 at the polish's 120; FIRST_STEP 0.05 / 0.2
+#: 880 / 882 and 1016 / 1023, RESTART_STEP 0.25 / 1.0 886 / 872 and 1024 / 1020, MIN_SCALE
+#: 0.05 / 0.2 878 / 875 and 1021 / 1019: within 1% either way, so they stay.
 FIRST_STEP, RESTART_STEP, MIN_SCALE = 0.1, 0.5, 0.1
-#: Nelder-Mead's relative tolerance on the spread of its vertices' losses.
+#: Nelder-Mead's relative tolerance on the spread of its vertices' losses. On the same 1,114 fits,
+#: 1e-12 / 1e-8 / 1e-6 recover 878 and 1022 as 1e-10 does (1e-2: 878 at 40 evaluations): the
+#: evaluation budget, not this, ends the runs; it stays far below the recovery threshold.
 TOLERANCE = 1e-10
 
 
