@@ -57,9 +57,17 @@ def round_constants(expr, precision: int):
 
 
 #: A constant is written with the fewest significant digits that keep it within this share of
-#: its value (:func:`_digits`): fitted constants of exact data carry errors near 1e-10.
+#: its value (:func:`_digits`): fitted constants of exact data carry errors near 1e-10. It is also
+#: how far from a multiple of pi/2 a cosine's shift may be and still be written away (an inexact
+#: rewrite by that much). ``benchmarks/sqr_canonical_constants.py --tolerance T`` (400 ratio laws
+#: with 1-2 digit constants, scaled and given a relative fitting error eps): 1e-6 scales back all
+#: 400 up to eps 1e-7 (365 at 1e-6, 337 at 1e-5); 1e-7 376 at 1e-7, 332 at 1e-6; 1e-5 all 400 up
+#: to 1e-6 (373 at 1e-5) but also drops shifts 1e-5 off pi/2, where 1e-6 stops at 1e-6: 1e-6 keeps
+#: the fits of exact data whole at a function change no larger than that.
 SHORT_TOLERANCE = 1e-6
-#: Digits beyond which a constant counts as having no short decimal text.
+#: Digits beyond which a constant counts as having no short decimal text. At SHORT_TOLERANCE 1e-6
+#: seven digits always suffice (rounding errs by at most 5e-7 of a value), so any value from 6 on
+#: ranks the forms alike: 6 and 10 give the figures of 8 above.
 MAX_DIGITS = 8
 
 
