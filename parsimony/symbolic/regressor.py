@@ -397,9 +397,10 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         for True. False turns off every seeder of ``stages``.
     stages : "auto" or sequence of str, default="auto"
         The seeders that run before evolution when ``additive_stage`` is on, among
-        :data:`parsimony.symbolic.seeds.STAGES`: ``"additive"`` (the sums above) and
+        :data:`parsimony.symbolic.seeds.STAGES`: ``"additive"`` (the sums above),
         ``"rational"`` (transformed ratios of monomials for data a closed formula nearly
-        reproduces) and ``"exhaustive"`` (every expression up to a size fixed by a budget of
+        reproduces), ``"power"`` (a power law times a power of ``exp``, ``1 + u``, ``exp(u) - 1``,
+        ``exp(u) + 1``, ``sin`` or ``cos`` of one monomial ``u``, for one-signed data) and ``"exhaustive"`` (every expression up to a size fixed by a budget of
         fits, with exact outer constants: it certifies the front's small rows,
         ``equations_["certified"]``). "auto" is all of them; leaving one out is that stage's ablation. The Julia
         engine raises for any other value than "auto" or an empty sequence.

@@ -15,10 +15,11 @@ from __future__ import annotations
 from ._base import SAMPLE_ROWS, Problem, Proposal, sample_rows
 from .additive import AdditiveSeeder, AdditiveSettings
 from .exhaustive import ExhaustiveSeeder, ExhaustiveSettings
+from .power import PowerSeeder, PowerSettings
 from .rational import RationalSeeder, RationalSettings
 
 #: Every seeder, in the order they run (and offer their expressions).
-SEEDERS = (ExhaustiveSeeder(), AdditiveSeeder(), RationalSeeder())
+SEEDERS = (ExhaustiveSeeder(), AdditiveSeeder(), RationalSeeder(), PowerSeeder())
 #: The seeders' names, in that order: the values of the estimator's ``stages``.
 STAGES = tuple(s.name for s in SEEDERS)
 
@@ -30,4 +31,4 @@ def seeders(names) -> list:
 
 
 __all__ = ["SAMPLE_ROWS", "SEEDERS", "STAGES", "AdditiveSeeder", "AdditiveSettings", "ExhaustiveSeeder", "ExhaustiveSettings",
-           "Problem", "Proposal", "RationalSeeder", "RationalSettings", "sample_rows", "seeders"]
+           "PowerSeeder", "PowerSettings", "Problem", "Proposal", "RationalSeeder", "RationalSettings", "sample_rows", "seeders"]

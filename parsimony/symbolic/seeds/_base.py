@@ -77,3 +77,22 @@ class SampleSeeder:
     def applies(self, problem: Problem) -> bool:
         """Whether the sample holds ``min_rows`` distinct rows."""
         return len(problem.sample[1]) >= self.settings.min_rows
+
+
+class FormSeeder(SampleSeeder):
+    """A sample seeder whose forms come from one numpy function (its ``forms``, a staticmethod:
+    ``forms(X, y, w, binops, unops, weights, maxsize, order, settings) -> (forms, fitted)``),
+    planted in the populations; no kernel to precompile."""
+
+    def kernels(self, binops, unops, weights, maxsize) -> list:
+        """No step to precompile (a small kernel, if any, compiles on first use)."""
+        return []
+
+    def propose(self, problem: Problem) -> Proposal:
+        """The forms that qualify, planted in the populations."""
+        if not self.applies(problem):
+            return Proposal([])
+        X, y, w = problem.sample
+        forms, fitted = self.forms(X, y, w, problem.binops, problem.unops, problem.weights, problem.maxsize,
+                                   problem.order, self.settings)
+        return Proposal(forms, fitted)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .._rational import rational_forms
-from ._base import Problem, Proposal, SampleSeeder
+from ._base import FormSeeder
 
 
 @dataclass(frozen=True)
@@ -76,21 +76,9 @@ class RationalSettings:
     scored exactly (recovery at noise 0 36/60 -> 38/60 with it)."""
 
 
-class RationalSeeder(SampleSeeder):
+class RationalSeeder(FormSeeder):
     """Forms ``T^-1((c0 + sum a_i m_i) / (1 + b h))`` on the problem's sample."""
 
     name = "rational"
     settings_type = RationalSettings
-
-    def kernels(self, binops, unops, weights, maxsize) -> list:
-        """No step to precompile: its one kernel is small and compiles on first use."""
-        return []
-
-    def propose(self, problem: Problem) -> Proposal:
-        """The forms that qualify, planted in the populations."""
-        if not self.applies(problem):
-            return Proposal([])
-        X, y, w = problem.sample
-        forms, fitted = rational_forms(X, y, w, problem.binops, problem.unops, problem.weights, problem.maxsize,
-                                       problem.order, self.settings)
-        return Proposal(forms, fitted)
+    forms = staticmethod(rational_forms)

@@ -1,0 +1,323 @@
+"""The power seeder's forms: a power law times a power of a function of one monomial,
+
+    ``y = c * prod_i x_i^e_i * g(a * U)^k``,
+
+where ``U`` is a monomial of the most relevant features (exponents -2 to 2, at most ``degree``
+factors), ``g`` one of :data:`FAMILIES` (``exp``, ``1 + u``, ``exp(u) - 1``, ``exp(u) + 1``,
+``sin``, ``cos``) or none (the power law alone), and the exponents ``e_i``
+and ``k`` multiples of one half. On one-signed data with positive features the log makes it
+linear in ``(log|c|, e, k)`` for a given ``(g, a, U)``: ``log|y| = log|c| + e . log x + k
+log|g(a U)|``, so the exponents come from least squares and only ``a`` is searched, on a grid
+of ``a * max|U|`` (for ``exp`` not even that: ``log exp(a U) = a U`` is a column, and ``k = 1``).
+Every ``(g, U)`` on the grid is scored at once by projecting ``log|g|`` off the power law's
+columns (the residual's share left by the best ``k``); the ``beam`` best have ``a`` refined
+(a fine grid, then zooms into its best basins), their exponents rounded to halves, ``c`` refitted, and offered when they
+explain ``min_r2`` of ``y``'s variance (or ``noisy_r2`` and what they leave is as rough as noise,
+:func:`~parsimony.symbolic._rational._white`). A dimensionless group inside a transcendental
+function times a power law is the common shape of physical laws (Boltzmann and Planck factors,
+relativistic and binomial factors ``(1 - v^2/c^2)^(-1/2)``, ``sin(theta/2)^-4``) that neither a
+sum of terms nor a ratio of monomials reaches. The settings are the fields of
+:class:`~parsimony.symbolic.seeds.power.PowerSettings`, which says why each has its value.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+
+import numpy as np
+
+from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
+from ._rational import _neighbours, _term, _white, _Writer
+
+#: The functions ``g`` of a form: their name, the unary operators that write them, and whether
+#: the grid of ``t = a * max|U|`` is one-sided (``1 + u`` is positive for ``t > -1`` only).
+FAMILIES = {"exp": (EXP,), "linear": (), "expm1": (EXP,), "expp1": (EXP,), "sin": (SIN,), "cos": (COS,)}
+#: Points of the fine grid refining ``a`` over the spans' three decades (ten a decade: the share
+#: left can have two minima a half-decade apart, ``exp(0.8*u) - 1`` to the power -1 and
+#: ``exp(2.5*u) - 1`` to -0.25 on ``u`` in [1/3, 3]), then zooms between the best points'
+#: neighbours: :data:`ZOOM_POINTS` points shrink the bracket 5 times, :data:`ZOOMS` times: 5^-10
+#: is 1e-7 of it.
+FINE_GRID = 31
+ZOOM_POINTS = 11
+ZOOMS = 10
+#: Local minima of the fine grid refined (the best by the share they leave after refining): near
+#: the law the share falls off steeply, so its basin can score worse on the grid than a broad one
+#: (``1.3*x0^3/(exp(0.9*x1) + 1)`` on [1, 3]: 3e-8 at the grid point next to the law, 1e-7 at
+#: ``a`` = 0.12, 4e-18 at the law).
+BASINS = 3
+#: The grid of ``|a| * max|U|``: half a decade apart from 0.03 to 30, both signs (the
+#: fine grid of :func:`_refine` then looks between them).
+SPANS = np.geomspace(0.03, 30.0, 7)
+LINEAR_SPANS = np.array([0.03, 0.1, 0.3, 0.6, 0.9, 0.99])  # 1 - t stays positive
+
+
+@functools.lru_cache(maxsize=None)
+def _groups(p, used):
+    """Exponent vectors of ``U`` over ``p`` features: on one or two features each exponent -2 to
+    2 (``v^2/c^2``), on three to ``used`` features each -1 or 1 (``h*omega/(k*T)``)."""
+    out = []
+    for e in itertools.product(range(-2, 3), repeat=p):
+        n = sum(1 for v in e if v)
+        if 1 <= n <= 2 or (n <= used and all(abs(v) == 1 for v in e if v)):
+            out.append(e)
+    return out
+
+
+def _g(family, u):
+    """``g(u)`` of one family (arrays of any shape)."""
+    if family == "exp":
+        return np.exp(u)
+    if family == "linear":
+        return 1.0 + u
+    if family == "expm1":
+        return np.expm1(u)
+    if family == "expp1":
+        return np.exp(u) + 1.0
+    return np.sin(u) if family == "sin" else np.cos(u)
+
+
+def _spans(family):
+    if family == "linear":
+        return np.r_[-LINEAR_SPANS, SPANS]
+    if family == "expm1":
+        return np.r_[-SPANS[SPANS <= 10.0], SPANS[SPANS <= 10.0]]
+    return np.r_[-SPANS, SPANS] if family == "expp1" else SPANS
+
+
+class _Basis:
+    """The power law's columns ``[1, log x]`` on weights ``p``: an orthonormal basis ``Q`` (rows
+    weighted by ``sqrt(p)``), and the weighted ``log|y|`` with its part off them."""
+
+    def __init__(self, Z, ly, p):
+        self.sw = np.sqrt(p)
+        A = np.c_[np.ones(len(ly)), Z] * self.sw[:, None]
+        self.Q = np.linalg.qr(A)[0]
+        self.r = self.off(ly)
+        self.total = float(ly @ (p * ly) - (ly @ p) ** 2)
+
+    def off(self, v):
+        """The weighted columns of ``v`` (rows x columns, or a vector) with the basis projected out."""
+        v = v * (self.sw[:, None] if v.ndim > 1 else self.sw)
+        return v - self.Q @ (self.Q.T @ v)
+
+    def left(self, v):
+        """The share of ``log|y|``'s variance left when ``k * v`` joins the power law, best ``k``
+        (a column of ``v``; ``inf`` where it is not finite, nothing gained where it lies in the basis)."""
+        rv = self.off(v)
+        with np.errstate(all="ignore"):
+            den = np.einsum("i...,i...->...", rv, rv)
+            gain = np.where(den > 1e-12 * np.einsum("i...,i...->...", v, v) * self.sw.max() ** 2,
+                            (self.r @ rv) ** 2 / den, 0.0)
+        rss = self.r @ self.r - gain
+        return np.where(np.isfinite(rss), rss / self.total, np.inf)
+
+
+def _scores(basis, family, U, spans):
+    """For each column ``U`` (rows x monomials) and span on the grid, the share left: (monomials x spans)."""
+    if family == "exp":
+        return basis.left(U)[:, None], np.ones((U.shape[1], 1))
+    top = np.abs(U).max(axis=0)
+    out = np.empty((U.shape[1], len(spans)))
+    for s, span in enumerate(spans):
+        with np.errstate(all="ignore"):
+            out[:, s] = basis.left(np.log(np.abs(_g(family, U * (span / top)))))
+    return out, np.broadcast_to(spans / top[:, None], out.shape)
+
+
+def _zoom(f, lo, hi):
+    """The minimiser of ``f`` (of an array of points, all at once) on ``[lo, hi]``: :data:`ZOOM_POINTS`
+    points, then the same between the best one's neighbours, :data:`ZOOMS` times."""
+    for _ in range(ZOOMS):
+        grid = np.linspace(lo, hi, ZOOM_POINTS)
+        i = int(np.argmin(f(grid)))
+        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, ZOOM_POINTS - 1)]
+    return (lo + hi) / 2
+
+
+def _halves(values):
+    """Each value rounded to the nearest multiple of one half."""
+    return np.round(2.0 * np.asarray(values)) / 2.0
+
+
+class _PowerWriter(_Writer):
+    """Postfix ``(ops, feats, vals)`` of ``c * prod x^e * g(a U)^k``: the whole powers above and
+    below the fraction bar, and every half power under one root (``sqrt(d/(G*m1*(1 + m2/m1)))``)."""
+
+    def raise_to(self, write, n):
+        """``write()``'s subtree to the power ``n`` (1 to 4) with squares."""
+        write()
+        if n >= 2:
+            self.node(SQUARE)
+        if n == 3:
+            write(), self.node(MUL)
+        elif n == 4:
+            self.node(SQUARE)
+
+    def product(self, factors):
+        """The product of ``(write, power)`` factors; False when there is none."""
+        for j, (write, n) in enumerate(factors):
+            self.raise_to(write, n)
+            if j:
+                self.node(MUL)
+        return bool(factors)
+
+    def inner(self, family, a, U):
+        """``g(a * U)``; ``U`` an exponent-vector term of :func:`~parsimony.symbolic._rational._term`."""
+        if family == "linear":
+            self.node(CONST, 0, 1.0), self.term(U, abs(a)), self.node(ADD if a > 0 else SUB)
+            return
+        self.term(U, a)
+        self.node({"sin": SIN, "cos": COS}.get(family, EXP))
+        if family in ("expm1", "expp1"):
+            self.node(CONST, 0, 1.0), self.node(SUB if family == "expm1" else ADD)
+
+    def fraction(self, top, bottom):
+        """``top / bottom`` of factor lists (``top`` not empty)."""
+        self.product(top)
+        if self.product(bottom):
+            self.node(DIV)
+
+    def form(self, c, exponents, features, family=None, a=0.0, U=None, k=0.0):
+        """The tree of the form (exponents and ``k`` multiples of one half, at most 4 in size)."""
+        self.ops, self.feats, self.vals = [], [], []
+        powers = [(lambda f=int(f): self.feature(f), e) for f, e in zip(features, exponents) if e]
+        if family is not None:
+            powers.append((lambda: self.inner(family, a, U), k))
+        whole = [[(w, int(abs(e))) for w, e in powers if e * side > 0 and abs(e) >= 1] for side in (1, -1)]
+        half = [[(w, 1) for w, e in powers if e * side > 0 and abs(e) % 1] for side in (1, -1)]
+        self.node(CONST, 0, c)
+        if self.product(whole[0]):
+            self.node(MUL)
+        if half[0]:
+            self.fraction(*half), self.node(SQRT), self.node(MUL)
+        elif half[1]:
+            self.product(half[1]), self.node(SQRT), self.node(DIV)
+        if self.product(whole[1]):
+            self.node(DIV)
+        return (np.array(self.ops, dtype=np.int64), np.array(self.feats, dtype=np.int64),
+                np.array(self.vals, dtype=np.float64))
+
+
+def _candidates(basis, Ucols, families, settings):
+    """The ``beam`` best ``(share, family, monomial, a)`` of the grid, at most one per (family, monomial)."""
+    found = []
+    for family in families:
+        left, a = _scores(basis, family, Ucols, _spans(family))
+        best = np.argmin(left, axis=1)
+        share = left[np.arange(len(best)), best]
+        for j in np.flatnonzero(np.isfinite(share)):
+            found.append((float(share[j]), family, int(j), float(a[j, best[j]])))
+    found.sort(key=lambda item: item[0])
+    return found[:settings.beam]
+
+
+def _refine(basis, family, u, a):
+    """``a`` refined (on the grid's rows): a fine grid over the family's whole range of spans on ``a``'s
+    side (the share left can have several minima, and the coarse grid's best need not be in the
+    law's basin), then :func:`_zoom` between the best points' neighbours."""
+    if family == "exp":
+        return a
+
+    def shares(values):
+        with np.errstate(all="ignore"):
+            return basis.left(np.log(np.abs(_g(family, np.multiply.outer(u, values)))))
+
+    spans = _spans(family)
+    spans = np.abs(spans[spans * a > 0])
+    grid = np.sign(a) * np.geomspace(spans.min(), spans.max(), FINE_GRID) / np.abs(u).max()
+    values = shares(grid)
+    padded = np.r_[np.inf, values, np.inf]
+    minima = np.flatnonzero((values <= padded[:-2]) & (values <= padded[2:]) & np.isfinite(values))
+    found = []
+    for i in minima[np.argsort(values[minima], kind="stable")][:BASINS]:
+        value = _zoom(shares, grid[max(i - 1, 0)], grid[min(i + 1, FINE_GRID - 1)])
+        found.append((float(shares(np.array([value]))[0]), value))
+    return min(found)[1] if found else a
+
+
+def _fit(Z, ly, p, v):
+    """Weighted least squares of ``log|y|`` on ``[1, log x, v]``: the coefficients."""
+    sw = np.sqrt(p)
+    A = np.c_[np.ones(len(ly)), Z] if v is None else np.c_[np.ones(len(ly)), Z, v]
+    return np.linalg.lstsq(A * sw[:, None], ly * sw, rcond=None)[0]
+
+
+def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
+    """The forms of ``y`` on ``(X, w)`` that qualify (module docstring), within ``maxsize``, of
+    distinct shapes: the ``settings.max_forms`` best (least variance of ``y`` left, at least
+    ``settings.exact``, plus ``settings.token_price`` a token), as ``(ops, feats, vals)``; and the
+    number of forms fitted."""
+    writer = _PowerWriter(binops, unops)
+    if not {MUL, DIV} <= writer.binops or not (np.all(y > 0) or np.all(y < 0)):
+        return [], 0
+    s = settings
+    positive = np.array([f for f in order if np.all(X[:, f] > 0)], dtype=np.int64)
+    if positive.size == 0:
+        return [], 0
+    sign = 1.0 if y[0] > 0 else -1.0
+    Z, ly, p = np.log(X[:, positive]), np.log(np.abs(y)), w / w.sum()
+    families = [name for name, ops in FAMILIES.items() if set(ops) <= writer.unops
+                and (name not in ("expm1", "expp1", "linear") or {ADD, SUB} <= writer.binops)]
+    features = positive[:s.features]
+    monomials = _groups(len(features), s.used)
+    with np.errstate(all="ignore"):  # (a column that overflows scores inf)
+        Ucols = np.exp(np.array([Z[:, :len(features)] @ np.array(e, dtype=float) for e in monomials]).T)
+    step = -(-len(y) // s.search_rows)
+    basis = _Basis(Z, ly, p)
+    sub = _Basis(Z[::step], ly[::step], p[::step] / p[::step].sum())  # the grid's and the refinement's rows
+    candidates = [(0.0, None, None, 0.0)]  # the power law alone; the grid unless it is exact
+    if families and len(monomials) and basis.r @ basis.r > s.exact * basis.total:
+        candidates += _candidates(sub, Ucols[::step], families, s)
+    neighbours = functools.partial(_neighbours, X[:, positive])
+    variance = p @ (y - p @ y) ** 2
+    models, fitted = [], 0
+    for _, family, j, a in candidates:
+        u = None if family is None else Ucols[:, j]
+        if family is not None:
+            a = _refine(sub, family, Ucols[::step, j], a)
+        with np.errstate(all="ignore"):
+            v = None if family is None else (a * u if family == "exp" else np.log(np.abs(_g(family, a * u))))
+        if v is not None and not np.all(np.isfinite(v)):
+            continue
+        coef = _fit(Z, ly, p, v)
+        exponents = _halves(coef[1:1 + len(positive)])
+        k = 1.0 if family == "exp" else (float(_halves(coef[-1])) if v is not None else 0.0)
+        a = a * coef[-1] if family == "exp" else a  # (exp's column is a*U: its coefficient scales a)
+        if (v is not None and (k == 0.0 or abs(k) > 4)) or np.any(np.abs(exponents) > 4):
+            continue  # (the writer raises to the fourth power at most)
+        with np.errstate(all="ignore"):
+            shape = np.exp(Z @ exponents)
+            if v is not None:
+                g = _g(family, a * u)
+                shape = shape * (g ** k if k == round(k) else np.where(g > 0, g, np.nan) ** k)
+            one_signed = np.all(shape > 0) or np.all(shape < 0)
+            c = sign * np.sign(shape[0]) * float(np.exp(p @ (ly - np.log(np.abs(shape))))) if one_signed else np.nan
+        fitted += 1
+        residual = y - c * shape
+        share = float(p @ (residual - p @ residual) ** 2 / variance) if math.isfinite(c) else np.inf
+        if not share <= 1 - s.min_r2:
+            if not share <= 1 - s.noisy_r2:
+                continue
+            if not isinstance(neighbours, np.ndarray):
+                neighbours = neighbours()
+            if not _white(residual, w, neighbours, s.white_z):
+                continue
+        U = None if family is None else _u_term(monomials[j], features)
+        tree = writer.form(c, exponents, positive, family, a, U, k)
+        cplx = int(weights[tree[0]].sum())
+        if cplx <= maxsize:
+            models.append((math.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
+    kept, seen = [], set()
+    for *_, tree in sorted(models, key=lambda m: m[:2]):
+        key = (tree[0].tobytes(), tree[1].tobytes())
+        if key not in seen and len(kept) < s.max_forms:
+            seen.add(key)
+            kept.append(tree)
+    return kept, fitted
+
+
+def _u_term(exponents, features):
+    """The rational writer's term of the monomial of ``exponents`` on ``features``."""
+    return _term({int(f): int(e) for f, e in zip(features, exponents) if e})

@@ -1,0 +1,93 @@
+"""The power seeder's forms (``_power``): a power law times a power of a function of one monomial.
+
+The laws below are hand-built (none is one of the AI Feynman problems the search was tuned on):
+each shape of :data:`~parsimony.symbolic._power.FAMILIES` with its exponents and scale."""
+
+import numpy as np
+import pytest
+
+from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic._evaluator import evaluate, make_workspace
+from parsimony.symbolic._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes
+from parsimony.symbolic._power import power_forms
+from parsimony.symbolic.seeds import STAGES, PowerSettings
+
+WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
+
+
+def _forms(X, y, operators=DEFAULT_OPERATORS, maxsize=30, order=None):
+    binops, unops, _ = operator_codes(operators)
+    order = np.arange(X.shape[1]) if order is None else np.asarray(order)
+    return power_forms(X, y, np.ones(len(y)), binops, unops, WEIGHTS, maxsize, order, PowerSettings())[0]
+
+
+def _predict(model, X):
+    ops, feats, vals = model
+    out = np.empty(len(X))
+    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
+    return out
+
+
+def _exact(forms, X, y, tolerance=1e-4):
+    """The forms within ``tolerance`` of ``y`` (relative to its largest value): the seeder refines
+    ``a`` on a grid to about 1e-7 of its bracket, a few 1e-6 of the form where ``exp`` stretches it
+    (2.5e-6 for ``exp(u) - 1`` on another CPU); the search polishes the constants after."""
+    return [f for f in forms if np.max(np.abs(_predict(f, X) - y)) <= tolerance * np.abs(y).max()]
+
+
+LAWS = {
+    "power law, a fourth power and a root": (lambda X: -2.5 * X[:, 0] ** 4 * np.sqrt(X[:, 1]) / X[:, 2] ** 2, 3),
+    "exp of a ratio": (lambda X: 4.0 * X[:, 0] * np.exp(-1.7 * X[:, 1] ** 2 / X[:, 2]), 3),
+    "Bose-like factor": (lambda X: 3.0 * X[:, 0] ** 2 / (np.exp(0.8 * X[:, 1] / X[:, 0]) - 1.0), 2),
+    "binomial factor to -3/2": (lambda X: X[:, 0] * (1.0 + 0.5 * X[:, 1] * X[:, 2]) ** -1.5, 3),
+    "shrinking binomial root": (lambda X: 2.0 * X[:, 2] / np.sqrt(1.0 - 0.2 * X[:, 0] / X[:, 1] ** 2), 3),
+    "squared sine of a product": (lambda X: X[:, 0] * np.sin(0.3 * X[:, 1] * X[:, 2]) ** 2, 3),
+    "exp(u) - 1 growth": (lambda X: 0.7 * X[:, 1] * np.expm1(0.4 * X[:, 0] * X[:, 2]), 3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAWS))
+def test_laws_of_each_family_are_found_exactly(name):
+    law, p = LAWS[name]
+    X = np.random.default_rng(3).uniform(1.0, 3.0, (400, p))
+    y = law(X)
+    forms = _forms(X, y)
+    assert _exact(forms, X, y), (name, len(forms))
+
+
+def test_the_power_law_alone_is_the_one_form_of_exact_monomial_data():
+    X = np.random.default_rng(0).uniform(1.0, 5.0, (300, 4))
+    y = 0.125 * X[:, 0] * X[:, 1] ** 3 / (X[:, 2] ** 2 * X[:, 3] ** 2)
+    forms = _forms(X, y)
+    assert len(forms) == 1 and _exact(forms, X, y, 1e-12)
+
+
+def test_nothing_for_data_that_change_sign_or_features_that_do():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(1.0, 3.0, (300, 2))
+    assert _forms(X, np.sin(3.0 * X[:, 0]) * X[:, 1]) == []  # y changes sign
+    X[:, 0] -= 2.0  # a feature that changes sign stays out of the power law
+    forms = _forms(X, 2.0 * X[:, 1] ** 2)
+    assert forms and all(0 not in f[1][f[0] == 1] for f in forms)
+
+
+def test_forms_respect_maxsize_and_the_operators():
+    X = np.random.default_rng(2).uniform(1.0, 3.0, (300, 2))
+    y = 3.0 * X[:, 0] ** 2 / (np.exp(0.8 * X[:, 1] / X[:, 0]) - 1.0)
+    assert _exact(_forms(X, y), X, y)
+    assert not _exact(_forms(X, y, maxsize=12), X, y)
+    assert not _exact(_forms(X, y, operators=("add", "sub", "mul", "div", "sqrt")), X, y)
+    for f in _forms(X, y, maxsize=12):
+        assert WEIGHTS[f[0]].sum() <= 12
+
+
+def test_the_estimator_runs_the_seeder_as_a_stage():
+    assert "power" in STAGES
+    X = np.random.default_rng(4).uniform(1.0, 3.0, (200, 2))
+    y = 1.3 * X[:, 0] ** 3 / (np.exp(0.9 * X[:, 1]) + 1.0)
+    kw = dict(niterations=1, populations=2, population_size=10, ncycles_per_iteration=10, random_state=0,
+              progress=False)
+    with_it = SymbolicQuantileRegressor(stages=("power",), **kw).fit(X, y)
+    without = SymbolicQuantileRegressor(stages=(), **kw).fit(X, y)
+    assert with_it.equations_.loss.min() <= 1e-9 * np.mean(np.abs(y))
+    assert without.equations_.loss.min() > 1e-6 * np.mean(np.abs(y))
