@@ -38,8 +38,10 @@ EXPAND, CONTRACT = 2.0, 0.5
 #: own values (300 rows on [1, 5]^3, tau .5, constants perturbed by 30%, the evolution's 40
 #: evaluations and 2 restarts), 0 / 2 / 4 / 8 / 16 steps recover the constants (loss at most 1e-6
 #: of the targets' mean deviation) on 719 / 869 / 1209 / 1301 / 1314 at 423 / 494 / 550 / 610 /
-#: 653 us a call. More steps recover more here; what 8 does to the search was not measured, so 4
-#: stays.
+#: 653 us a call. ``benchmarks/sqr_constant_fitting.py --irls N`` (the same protocol, its own
+#: 1,114 expressions, 2 restarts) repeats it: 2 / 4 / 8 steps recover 620 / 878 / 960 at 40
+#: evaluations and 1003 / 1022 / 1033 at the polish's 120. More steps recover more here; what 8
+#: does to the search was not measured, so 4 stays.
 IRLS_STEPS = 4
 #: Nelder-Mead's first simplex: steps of this share of each constant (at least :data:`MIN_SCALE`)
 #: from the current point; each restart draws its start within ``RESTART_STEP`` of the best point's
