@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
-from ._rational import _neighbours, _term, _white, _Writer
+from ._rational import _distinct_best, _neighbours, _term, _white, _Writer
 
 #: The functions ``g`` of a form: their name, the unary operators that write them, and whether
 #: the grid of ``t = a * max|U|`` is one-sided (``1 + u`` is positive for ``t > -1`` only).
@@ -270,7 +270,7 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     candidates = [(0.0, None, None, 0.0)]  # the power law alone; the grid unless it is exact
     if families and len(monomials) and basis.r @ basis.r > s.exact * basis.total:
         candidates += _candidates(sub, Ucols[::step], families, s)
-    neighbours = functools.partial(_neighbours, X[:, positive])
+    neighbours = None  # (computed when a form first needs the roughness test)
     variance = p @ (y - p @ y) ** 2
     models, fitted = [], 0
     for _, family, j, a in candidates:
@@ -300,8 +300,8 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         if not share <= 1 - s.min_r2:
             if not share <= 1 - s.noisy_r2:
                 continue
-            if not isinstance(neighbours, np.ndarray):
-                neighbours = neighbours()
+            if neighbours is None:
+                neighbours = _neighbours(X[:, positive])
             if not _white(residual, w, neighbours, s.white_z):
                 continue
         U = None if family is None else _u_term(monomials[j], features)
@@ -309,13 +309,7 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         cplx = int(weights[tree[0]].sum())
         if cplx <= maxsize:
             models.append((math.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
-    kept, seen = [], set()
-    for *_, tree in sorted(models, key=lambda m: m[:2]):
-        key = (tree[0].tobytes(), tree[1].tobytes())
-        if key not in seen and len(kept) < s.max_forms:
-            seen.add(key)
-            kept.append(tree)
-    return kept, fitted
+    return _distinct_best(models, s.max_forms), fitted
 
 
 def _u_term(exponents, features):

@@ -595,7 +595,7 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     if SQUARE not in writer.unops:  # (x_i - x_j)^2 is written with it
         keep = [j for j, term in enumerate(terms) if term[0] == "m"]
         cols, terms = cols[keep], [terms[j] for j in keep]
-    models, fitted, seen = [], 0, set()
+    models, fitted = [], 0
     k = len(terms)
     both = np.empty((2 * k, cols.shape[1]))  # the columns, then -t times them (a non-finite row: 0)
     both[:k] = cols
@@ -641,10 +641,16 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
                 if cplx <= maxsize:
                     left = _target_share(y, target, transform, _residual(design, target, n_num, coefs, constant))
                     models.append((np.log(max(left, s.exact)) + s.token_price * cplx, len(models), tree))
-    kept = []
-    for *_, tree in sorted(models):  # one of each shape (its constants aside): the best
+    return _distinct_best(models, s.max_forms), fitted
+
+
+def _distinct_best(models, max_forms):
+    """The trees of ``(score, index, tree)`` models, best score first (ties: the first found), one
+    of each shape (its constants aside), ``max_forms`` at most."""
+    kept, seen = [], set()
+    for *_, tree in sorted(models, key=lambda model: model[:2]):
         key = (tree[0].tobytes(), tree[1].tobytes())
-        if key not in seen and len(kept) < s.max_forms:
+        if key not in seen and len(kept) < max_forms:
             seen.add(key)
             kept.append(tree)
-    return kept, fitted
+    return kept

@@ -6,6 +6,7 @@ import numpy as np
 
 from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._engine import Grammar, random_tree
+from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._random import new_state
 
 ALL_BINARY = np.array([E.ADD, E.SUB, E.MUL, E.DIV, E.POW], dtype=np.int64)
@@ -26,6 +27,14 @@ def random_expressions(count, n_features, max_complexity=15, seed=0, binops=ALL_
         n = random_tree((ops, feats, vals), t, cap, target, state,
                         Grammar(binops, unops, WEIGHTS, np.arange(1.0, n_features + 1)))
         out.append((ops[:n].copy(), feats[:n].copy(), vals[:n].copy()))
+    return out
+
+
+def predict_tree(model, X):
+    """A postfix ``(ops, feats, vals)`` model evaluated on the rows of ``X`` by the package's kernel."""
+    ops, feats, vals = model
+    out = np.empty(len(X))
+    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
     return out
 
 

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
-from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes
 from parsimony.symbolic._power import power_forms
 from parsimony.symbolic.seeds import STAGES, PowerSettings
+
+from ._helpers import predict_tree
 
 WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
 
@@ -21,18 +22,11 @@ def _forms(X, y, operators=DEFAULT_OPERATORS, maxsize=30, order=None):
     return power_forms(X, y, np.ones(len(y)), binops, unops, WEIGHTS, maxsize, order, PowerSettings())[0]
 
 
-def _predict(model, X):
-    ops, feats, vals = model
-    out = np.empty(len(X))
-    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
-    return out
-
-
 def _exact(forms, X, y, tolerance=1e-4):
     """The forms within ``tolerance`` of ``y`` (relative to its largest value): the seeder refines
     ``a`` on a grid to about 1e-7 of its bracket, a few 1e-6 of the form where ``exp`` stretches it
     (2.5e-6 for ``exp(u) - 1`` on another CPU); the search polishes the constants after."""
-    return [f for f in forms if np.max(np.abs(_predict(f, X) - y)) <= tolerance * np.abs(y).max()]
+    return [f for f in forms if np.max(np.abs(predict_tree(f, X) - y)) <= tolerance * np.abs(y).max()]
 
 
 LAWS = {

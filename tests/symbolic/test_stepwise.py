@@ -5,13 +5,12 @@ import pytest
 
 from parsimony.losses import LOSS_PINBALL, LOSS_SQUARED
 from parsimony.symbolic import SymbolicQuantileRegressor
-from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, SIN, SQUARE, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
 from parsimony.symbolic.seeds import AdditiveSeeder, AdditiveSettings, Problem, RationalSeeder
 
-from ._helpers import lp_pinball_optimum
+from ._helpers import lp_pinball_optimum, predict_tree
 
 WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
 
@@ -24,13 +23,6 @@ def _models(X, y, w=None, loss=LOSS_SQUARED, tau=0.5, operators=DEFAULT_OPERATOR
     return AdditiveSeeder().propose(problem).models + RationalSeeder().propose(problem).models
 
 
-def _predict(model, X):
-    ops, feats, vals = model
-    out = np.empty(len(X))
-    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
-    return out
-
-
 def _truth(X):
     return 1.5 + 2.0 * np.sin(3.0 * X[:, 0] * X[:, 1]) + 4.0 * (X[:, 2] - 0.3) ** 2
 
@@ -40,12 +32,12 @@ def test_the_stage_recovers_a_sum_of_a_wave_and_a_square_exactly():
     X = rng.uniform(size=(1000, 4))
     y = _truth(X)
     models = _models(X, y)
-    exact = [m for m in models if np.max(np.abs(_predict(m, X) - y)) < 1e-6 * np.abs(y).max()]
+    exact = [m for m in models if np.max(np.abs(predict_tree(m, X) - y)) < 1e-6 * np.abs(y).max()]
     assert exact, "no model of the stage reproduces the targets"
     ops = exact[0][0]
     assert SIN in ops and SQUARE in ops and int(WEIGHTS[ops].sum()) <= 20  # a*sin(c*x0*x1) + d*(x2-e)^2 + b
     X_new = rng.uniform(size=(200, 4))  # the formula, not an interpolation
-    np.testing.assert_allclose(_predict(exact[0], X_new), _truth(X_new), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(predict_tree(exact[0], X_new), _truth(X_new), rtol=1e-6, atol=1e-6)
 
 
 def _term_values(model, X):
@@ -71,7 +63,7 @@ def test_outer_coefficients_are_exact(tau):
         assert len(models) >= 2
         for model in models:
             cols = _term_values(model, X)  # each term with its coefficient inside
-            r = y - _predict(model, X)
+            r = y - predict_tree(model, X)
             if loss == LOSS_PINBALL:  # the sum's loss is the LP optimum over its own terms
                 mine = float(np.sum(w * np.where(r >= 0, tau * r, (tau - 1) * r)))
                 assert mine <= lp_pinball_optimum(cols, y, w, tau) * (1 + 1e-6) + 1e-9
@@ -93,7 +85,7 @@ def test_integer_weights_are_repeated_rows():
         assert len(weighted) == len(repeated) >= 2
         for a, b in zip(weighted, repeated):
             np.testing.assert_array_equal(a[0], b[0])
-            np.testing.assert_allclose(_predict(a, X), _predict(b, X), rtol=1e-6, atol=1e-6)
+            np.testing.assert_allclose(predict_tree(a, X), predict_tree(b, X), rtol=1e-6, atol=1e-6)
 
 
 def test_operators_and_maxsize_are_respected():
@@ -156,14 +148,14 @@ def test_the_stage_recovers_a_wave_of_a_shifted_product():
     X = (U - 0.5) / np.sqrt(1 / 12)
     y = 10 * np.sin(np.pi * U[:, 0] * U[:, 1]) + 10 * U[:, 3]
     models = _models(X, y)
-    exact = [m for m in models if np.max(np.abs(_predict(m, X) - y)) < 1e-4 * np.abs(y).max()]
+    exact = [m for m in models if np.max(np.abs(predict_tree(m, X) - y)) < 1e-4 * np.abs(y).max()]
     assert exact, "no model of the stage reproduces the targets"
     ops, _, vals = exact[0]
     assert SIN in ops and int(WEIGHTS[ops].sum()) <= 20
     shifts = np.sort(vals[ops == 0])  # the constants: shifts, frequency, coefficients, offset
     assert np.sum(np.isclose(shifts, np.sqrt(3), rtol=1e-3)) == 2  # u = x/sqrt(12) + 1/2: shifts sqrt(3)
     U_new = rng.uniform(size=(200, 5))
-    np.testing.assert_allclose(_predict(exact[0], (U_new - 0.5) / np.sqrt(1 / 12)),
+    np.testing.assert_allclose(predict_tree(exact[0], (U_new - 0.5) / np.sqrt(1 / 12)),
                                10 * np.sin(np.pi * U_new[:, 0] * U_new[:, 1]) + 10 * U_new[:, 3], rtol=1e-4, atol=1e-4)
 
 
