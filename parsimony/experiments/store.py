@@ -22,6 +22,7 @@ import socket
 import sqlite3
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,21 @@ _CLAIMS = f"CREATE TABLE IF NOT EXISTS claims ({_KEY_SQL}, owner TEXT NOT NULL, 
 _EXPERIMENT = "CREATE TABLE IF NOT EXISTS experiment (name TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _WHERE_KEY = " AND ".join(f"{k} = ?" for k in KEY)
 _SMALLEST_DATABASE = 512  # bytes: one page of the smallest page size
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection):
+    """One write transaction: committed on success, rolled back on any exception, including a
+    Ctrl-C. An interrupt can land after COMMIT (or before BEGIN) took effect, so only a
+    transaction still open is rolled back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
 
 
 def quantile_key(quantile) -> float:
@@ -226,8 +242,7 @@ class ResultStore:
 
     def _upgrade(self, conn) -> None:
         """Create the tables of a new store; an empty store of an older schema is recreated."""
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(conn):
             self._refuse_old_rows(conn)  # again, under the lock: another runner may have written meanwhile
             present = {row[1] for row in conn.execute("PRAGMA table_info(results)")}
             if present and not set(KEY) <= present:
@@ -241,10 +256,6 @@ class ResultStore:
             conn.execute(_CLAIMS)
             conn.execute(_EXPERIMENT)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def _connect_readonly(self, file: Path) -> sqlite3.Connection:
         uri = file.resolve().as_uri()
@@ -302,8 +313,7 @@ class ResultStore:
             Naming every entry that differs and how to start a fresh store.
         """
         wanted = {name: json.loads(json.dumps(value, default=str)) for name, value in entries.items()}
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(self._conn):
             stored = {name: json.loads(value) for name, value in self._conn.execute("SELECT name, value FROM experiment")}
             changed = [name for name, value in wanted.items() if name in stored and stored[name] != value]
             if changed:
@@ -318,10 +328,6 @@ class ResultStore:
                 if name not in stored:
                     self._conn.execute("INSERT INTO experiment (name, value) VALUES (?, ?)",
                                        (name, json.dumps(value, sort_keys=True)))
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
 
     # -- context manager ------------------------------------------------------------------------
     def __enter__(self):
@@ -378,14 +384,9 @@ class ResultStore:
         values = {**row, **dict(zip(KEY, key))}
         names = list(values)
         sql = f"INSERT OR IGNORE INTO results ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(self._conn):
             cursor = self._conn.execute(sql, [values[n] for n in names])
             self._conn.execute(f"DELETE FROM claims WHERE {_WHERE_KEY}", key)
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
         return cursor.rowcount == 1
 
     def delete(self, keys) -> int:
@@ -393,15 +394,10 @@ class ResultStore:
         keys = [task_key(*k) for k in keys]
         if not keys:
             return 0
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(self._conn):
             count = 0
             for k in keys:
                 count += self._conn.execute(f"DELETE FROM results WHERE {_WHERE_KEY}", k).rowcount
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
         return count
 
 
@@ -411,18 +407,13 @@ class ResultStore:
         another owner holds a live claim (a lapsed claim, e.g. of a killed runner, is taken over)."""
         key = task_key(*key)
         now = time.time()
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
+        with _transaction(self._conn):
             stored = self._conn.execute(f"SELECT 1 FROM results WHERE {_WHERE_KEY}", key).fetchone()
             held = self._conn.execute(f"SELECT owner, expires FROM claims WHERE {_WHERE_KEY}", key).fetchone()
             free = stored is None and (held is None or held[0] == owner or held[1] < now or not _owner_alive(held[0]))
             if free:
                 self._conn.execute(f"INSERT OR REPLACE INTO claims ({', '.join(KEY)}, owner, expires) "
                                    f"VALUES ({', '.join('?' * (len(KEY) + 2))})", (*key, owner, now + lease))
-            self._conn.execute("COMMIT")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
         return free
 
     def renew(self, owner: str, lease: float) -> None:

@@ -48,6 +48,26 @@ def test_failed_rows_and_delete(tmp_path):
         assert len(store) == 1
 
 
+def test_a_ctrl_c_anywhere_in_a_write_stays_a_ctrl_c(tmp_path):
+    """An interrupt mid-write rolls the row back; one that lands after COMMIT took effect (found by
+    the CLI's Ctrl-C test) leaves the row and must not turn into 'cannot rollback'."""
+    from parsimony.experiments.store import _transaction
+
+    with ResultStore(tmp_path / "r.sqlite") as store:
+        conn = store._conn
+        insert = "INSERT INTO experiment (name, value) VALUES (?, '1')"
+        with pytest.raises(KeyboardInterrupt), _transaction(conn):
+            conn.execute(insert, ("mid-write",))
+            raise KeyboardInterrupt
+        with pytest.raises(KeyboardInterrupt), _transaction(conn):
+            conn.execute(insert, ("after-commit",))
+            conn.execute("COMMIT")
+            raise KeyboardInterrupt
+        assert not conn.in_transaction
+        assert [r[0] for r in conn.execute("SELECT name FROM experiment")] == ["after-commit"]
+        assert store.add(_row())  # the connection still writes
+
+
 def test_bad_rows_and_paths(tmp_path):
     with ResultStore(":memory:") as store:
         with pytest.raises(ValueError, match="unknown result columns"):
