@@ -22,9 +22,9 @@ import numpy as np
 from parsimony.symbolic import Pinball
 from parsimony.symbolic import _expressions as E
 from parsimony.symbolic import _optimize
+from parsimony.symbolic._engine import random_expressions
 from parsimony.symbolic._evaluator import evaluate, make_data, make_workspace, tree_loss
 from parsimony.symbolic._random import new_state
-from tests.symbolic._helpers import random_expressions
 
 BINARY = np.array([E.ADD, E.SUB, E.MUL, E.DIV], dtype=np.int64)
 UNARY = np.array([E.SQUARE, E.SQRT, E.EXP, E.LOG, E.SIN, E.COS], dtype=np.int64)

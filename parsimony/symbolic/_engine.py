@@ -31,10 +31,10 @@ from .._loss_kernels import loss_of_rows, lower_quantile_position
 from ..losses import LOSS_PINBALL, LOSS_SQUARED
 from ._evaluator import binary_scalar, last_rows, tree_loss, unary_scalar
 from ._expressions import (
-    ADD, ARITY, CONST, DIV, MUL, NEG, POW, SUB, VAR,
+    ADD, ARITY, CONST, DIV, MUL, N_OPCODES, NEG, POW, SUB, VAR,
 )
 from ._optimize import optimize_constants
-from ._random import normal, randint, uniform
+from ._random import new_state, normal, randint, uniform
 
 # mutation kinds (index into the mutation weight vector)
 (M_CONSTANT, M_OPERATOR, M_SWAP, M_ADD, M_INSERT, M_DELETE, M_SIMPLIFY, M_RANDOMIZE,
@@ -383,6 +383,23 @@ def random_tree(out, spare, cap, target_complexity, state, grammar):
         _copy(spare, 0, new, out, 0)
         length = new
     return length
+
+
+def random_expressions(count, n_features, max_complexity=15, seed=0, binops=None, unops=None):
+    """``count`` random postfix expressions as (ops, feats, vals) triples of :func:`random_tree`,
+    each of a complexity drawn in [1, ``max_complexity``] (unit token weights) over ``binops`` and
+    ``unops`` (default: every operator); what the tests and the benchmarks fit and evaluate."""
+    binops = np.flatnonzero(ARITY == 2).astype(np.int64) if binops is None else binops
+    unops = np.flatnonzero(ARITY == 1).astype(np.int64) if unops is None else unops
+    grammar = Grammar(binops, unops, np.ones(N_OPCODES, dtype=np.int64), np.arange(1.0, n_features + 1))
+    state, rng, cap = new_state(seed), np.random.default_rng(seed), 2 * max_complexity + 4
+    out = []
+    for _ in range(count):
+        tree = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
+        spare = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
+        n = random_tree(tree, spare, cap, int(rng.integers(1, max_complexity + 1)), state, grammar)
+        out.append(tuple(a[:n].copy() for a in tree))
+    return out
 
 
 @njit

@@ -1,33 +1,15 @@
-"""Shared helpers for the SQR tests: random expressions and a NumPy reference evaluator."""
+"""Shared helpers for the SQR tests: a NumPy reference evaluator (the oracle) and LP optima."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from parsimony.symbolic import _expressions as E
-from parsimony.symbolic._engine import Grammar, random_tree
 from parsimony.symbolic._evaluator import evaluate, make_workspace
-from parsimony.symbolic._random import new_state
 
 ALL_BINARY = np.array([E.ADD, E.SUB, E.MUL, E.DIV, E.POW], dtype=np.int64)
 ALL_UNARY = np.array([E.SQUARE, E.CUBE, E.SQRT, E.EXP, E.LOG, E.SIN, E.COS, E.ABS, E.NEG], dtype=np.int64)
 WEIGHTS = np.ones(E.N_OPCODES, dtype=np.int64)
-
-
-def random_expressions(count, n_features, max_complexity=15, seed=0, binops=ALL_BINARY, unops=ALL_UNARY):
-    """``count`` random postfix expressions as (ops, feats, vals) triples."""
-    state = new_state(seed)
-    cap = 2 * max_complexity + 4
-    out = []
-    rng = np.random.default_rng(seed)
-    for _ in range(count):
-        ops, feats, vals = np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)
-        t = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
-        target = int(rng.integers(1, max_complexity + 1))
-        n = random_tree((ops, feats, vals), t, cap, target, state,
-                        Grammar(binops, unops, WEIGHTS, np.arange(1.0, n_features + 1)))
-        out.append((ops[:n].copy(), feats[:n].copy(), vals[:n].copy()))
-    return out
 
 
 def predict_tree(model, X):

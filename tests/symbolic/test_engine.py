@@ -11,7 +11,7 @@ from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss
 from parsimony.symbolic._random import new_state, normal, randint, uniform
 
-from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, random_expressions, reference_eval
+from ._helpers import ALL_BINARY, ALL_UNARY, WEIGHTS, reference_eval
 
 UNIFORM_2, UNIFORM_3 = np.arange(1.0, 3), np.arange(1.0, 4)  # running sums of even feature weights
 
@@ -77,7 +77,7 @@ def test_every_mutation_yields_valid_trees(kind):
     out = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     tmp = (np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap))
     changed = 0
-    for ops, feats, vals in random_expressions(200, 3, seed=kind):
+    for ops, feats, vals in G.random_expressions(200, 3, seed=kind):
         n = G._mutate(kind, (ops, feats, vals), len(ops), out, tmp, cap, state, search)
         if n < 0:  # not applicable (e.g. no constant to mutate)
             continue
@@ -89,7 +89,7 @@ def test_every_mutation_yields_valid_trees(kind):
 
 def test_crossover_swaps_subtrees():
     state = new_state(5)
-    exprs = random_expressions(100, 2, seed=9)
+    exprs = G.random_expressions(100, 2, seed=9)
     out = (np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64))
     for (a, af, av), (b, bf, bv) in zip(exprs[::2], exprs[1::2]):
         n = G._crossover((a, af, av), len(a), (b, bf, bv), len(b), out, 64, state)
@@ -100,7 +100,7 @@ def test_simplify_preserves_values_and_never_grows():
     X = np.random.default_rng(0).normal(scale=1.5, size=(40, 3))
     out = (np.zeros(64, np.int64), np.zeros(64, np.int64), np.zeros(64))
     shrunk = 0
-    for ops, feats, vals in random_expressions(500, 3, seed=2):
+    for ops, feats, vals in G.random_expressions(500, 3, seed=2):
         n = G.simplify_tree(ops, feats, vals, len(ops), *out)
         assert 1 <= n <= len(ops) and _is_valid(out[0][:n], 3, out[1][:n])
         before, tame = reference_eval(ops, feats, vals, X, return_tame=True)
@@ -213,7 +213,7 @@ def test_free_offset_gives_the_optimal_constant_and_an_exact_loss(loss_kind, tau
         def loss_of(r):
             return np.sum(w * r * r) / w.sum()
     changed = 0
-    for ops, feats, vals in random_expressions(200, 2, max_complexity=maxsize - 2, seed=1):
+    for ops, feats, vals in G.random_expressions(200, 2, max_complexity=maxsize - 2, seed=1):
         length = len(ops)
         cap = 2 * maxsize + 4
         o = [np.zeros(cap, np.int64), np.zeros(cap, np.int64), np.zeros(cap)]
@@ -350,7 +350,7 @@ def test_equation_strings_read_back_as_the_expression():
     X = np.random.default_rng(2).uniform(0.5, 2.0, size=(7, 3))
     names = sympy.symbols("x0 x1 x2")
     checked = 0
-    for ops, feats, vals in random_expressions(300, 3, max_complexity=14, seed=5):
+    for ops, feats, vals in G.random_expressions(300, 3, max_complexity=14, seed=5):
         text = E.to_string(ops, feats, vals, len(ops), ["x0", "x1", "x2"], precision=17)
         assert "+ -" not in text and "- -" not in text, text
         expression = sympy.sympify(text.replace("^", "**"), locals={"abs": sympy.Abs})

@@ -6,9 +6,10 @@ import pytest
 from parsimony.losses import Pinball, Squared
 from parsimony.metrics import pinball_loss
 from parsimony.symbolic import _expressions as E
+from parsimony.symbolic._engine import random_expressions
 from parsimony.symbolic._evaluator import evaluate, make_data, make_workspace, tree_loss
 
-from ._helpers import random_expressions, reference_eval
+from ._helpers import reference_eval
 
 
 def _eval(ops, feats, vals, X):
