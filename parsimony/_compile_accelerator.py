@@ -592,7 +592,7 @@ class _PackageStampedCache(FunctionCache):
 
 
 def _package_root(func) -> str | None:
-    package = sys.modules.get(func.__module__.partition(".")[0])
+    package = sys.modules.get((func.__module__ or "").partition(".")[0])  # None for exec'd code
     path = getattr(package, "__path__", None)  # a package (not a script or a lone module)
     return os.path.abspath(list(path)[0]) if path else None
 

@@ -203,7 +203,8 @@ def njit(func=None, *, cache=None, boundscheck=None, by_constant=False, **option
     func : callable, optional
         The kernel; without it, a decorator is returned.
     cache : bool, optional
-        On-disk caching; by default on when a cache location is writable.
+        On-disk caching; by default on when a cache location is writable and the function
+        has a source file.
     boundscheck : bool, optional
         As in ``numba.njit``.
     by_constant : bool, default=False
@@ -224,7 +225,8 @@ def njit(func=None, *, cache=None, boundscheck=None, by_constant=False, **option
     options.setdefault("nogil", True)
     if boundscheck is not None:
         options["boundscheck"] = boundscheck
-    cache = CACHE if cache is None else cache
+    if cache is None:  # code without a source file (exec, python -c) has no cache location
+        cache = CACHE and not func.__code__.co_filename.startswith("<")
     _KERNELS.add(func)
     kernel = _ACCELERATOR.kernel(func, options, by_constant, cache) if accelerated() else None
     if kernel is not None:

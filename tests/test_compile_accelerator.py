@@ -246,6 +246,17 @@ def test_a_second_process_loads_every_kernel_from_the_cache(tmp_path):
     assert runs[1] == ["5.0", "4.0", "0"]
 
 
+def test_a_kernel_without_a_source_file_compiles_uncached_and_keeps_the_accelerator(recwarn):
+    # code from exec or python -c has no file (and may have no module): numba cannot cache it, and
+    # the accelerator used to switch itself off on its missing __module__
+    namespace = {}
+    exec("def plus_one(x):\n    return x + 1\n", namespace)
+    plus_one = namespace["plus_one"]
+    plus_one.__module__ = None
+    assert njit(plus_one)(41) == 42
+    assert accelerated() and not recwarn.list
+
+
 def test_cached_kernels_go_stale_when_any_file_of_their_package_changes(tmp_path):
     # numba itself checks only the defining file, so f would keep the g it was compiled with
     package = tmp_path / "src" / "stamped"
