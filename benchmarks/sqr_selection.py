@@ -18,7 +18,9 @@ the same sets and :data:`PARSIMONY_TARGET` (issue 40's must-hold 2), mean ACE (a
 ``"cost"`` at each ``--prices`` (its token price; the default is
 :data:`~parsimony.symbolic.regressor.SELECTION_PARSIMONY`), and ``oracle``, the row of lowest
 test NQL (what the fronts hold, not a rule). What selection can and cannot buy on these fronts
-shows here without refitting. A second table gives, per set and level, the estimator's own pick
+shows here without refitting; on the Friedman sets also as one figure per level, the best mix
+(:func:`budget_oracle`: each fold any row, on test NQL, at mean parsimony at most
+:data:`PARSIMONY_TARGET`). A second table gives, per set and level, the estimator's own pick
 (mean test NQL and parsimony over the folds) beside the paper's NQL and parsimony.
 
     python benchmarks/sqr_selection.py [--datasets ... | --fast] [--fronts /tmp/sqr_fronts.csv]
@@ -162,6 +164,30 @@ def compare(fronts, paper, prices, baseline=None):
     return pd.DataFrame(table)
 
 
+def budget_oracle(fronts, budget=PARSIMONY_TARGET):
+    """Per level, the lowest mean test NQL of the Friedman sets' kept fronts when each fold may take
+    any of its rows so long as the mean complexity over all folds is at most ``budget`` (exact, by
+    dynamic programming over the total tokens): what any selection, however well informed, can buy
+    at that mean parsimony; a figure above the paper's NQL is a front limit, not a selection one."""
+    import pandas as pd
+
+    table = []
+    for tau, part in pd.concat(_fold_groups(fronts)).groupby("tau"):
+        groups = [g for _, g in part[part.dataset.str.contains("fri")].groupby(["dataset", "fold"])]
+        total = budget * len(groups)
+        best = np.r_[0.0, np.full(total, np.inf)]  # best[t]: lowest NQL sum over the folds so far at t tokens
+        for g in groups:
+            new = np.full(total + 1, np.inf)
+            for c, nql in zip(g.complexity.astype(int), g.nql):
+                if c <= total:
+                    new[c:] = np.minimum(new[c:], best[:total + 1 - c] + nql)
+            best = new
+        if groups:
+            table.append({"tau": tau, "folds": len(groups), "mean tokens <=": budget,
+                          "oracle mix NQL": best.min() / len(groups)})
+    return pd.DataFrame(table)
+
+
 def search_choices(fronts):
     """Per level, over the folds that ran two searches: mean test NQL and parsimony of each
     search's own pick, of the kept one and of the better pick by test NQL (the choice's oracle)."""
@@ -213,6 +239,10 @@ def main(argv=None):
     baseline = read_results(args.baseline) if args.baseline else None
     pd.set_option("display.width", 250)
     print(compare(fronts, paper, args.prices, baseline).round(4).to_string(index=False))
+    mix = budget_oracle(fronts)
+    if not mix.empty:
+        print("\nFriedman sets, the best mix of rows at the target's mean parsimony (an oracle on test NQL):")
+        print(mix.round(4).to_string(index=False))
     choices = search_choices(fronts)
     if choices is not None:
         print("\nThe choice between the two searches (sets and folds with a signed feature; means over sets):")
