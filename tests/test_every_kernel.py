@@ -148,19 +148,18 @@ def _check_ensembles():
     assert mse(networks.predict(X)) < mse(np.full_like(y, y.mean()))
 
 
-# kernels the estimators' checks above do not reach, checked by their own tests: (test file, test, arguments)
+# kernels the estimators' checks above do not reach, checked by their own tests: (test module, test, arguments)
 # (the rational forms' exhaustive triples run only on data a formula nearly reproduces)
-_KERNEL_TESTS = [("symbolic/test_rational.py", "test_best_triples_match_an_exhaustive_least_squares", ())]
+_KERNEL_TESTS = [("symbolic.test_rational", "test_best_triples_match_an_exhaustive_least_squares", ())]
 
 
 def _run_kernel_tests():
-    import importlib.util
+    import importlib
 
-    for path, name, args in _KERNEL_TESTS:
-        spec = importlib.util.spec_from_file_location(f"kernel_test_{Path(path).stem}", ROOT / "tests" / path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        getattr(module, name)(*args)
+    # run as a script, this file's folder (tests/) is on sys.path: a test module is imported as a
+    # module of its test package, so its relative imports (the shared helpers) work
+    for module, name, args in _KERNEL_TESTS:
+        getattr(importlib.import_module(module), name)(*args)
 
 
 def main():

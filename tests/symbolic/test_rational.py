@@ -4,12 +4,13 @@ import numpy as np
 import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
-from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, EXP, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
 from parsimony.symbolic._rational import _fit, _neighbours, _refined, _rounded, _Target, _white, rational_forms
 from parsimony.symbolic.seeds import RationalSettings
+
+from ._helpers import predict_tree
 
 WEIGHTS = complexity_weights(TOKEN_COMPLEXITY)
 
@@ -20,15 +21,8 @@ def _forms(X, y, operators=DEFAULT_OPERATORS, maxsize=30, w=None, settings=Ratio
     return rational_forms(X, y, w, binops, unops, WEIGHTS, maxsize, np.arange(X.shape[1]), settings)[0]
 
 
-def _predict(model, X):
-    ops, feats, vals = model
-    out = np.empty(len(X))
-    evaluate(ops, feats, vals, len(ops), np.ascontiguousarray(X.T), make_workspace(len(ops), len(X)), out)
-    return out
-
-
 def _exact(forms, X, y):
-    return [f for f in forms if np.max(np.abs(_predict(f, X) - y)) <= 1e-9 * np.abs(y).max()]
+    return [f for f in forms if np.max(np.abs(predict_tree(f, X) - y)) <= 1e-9 * np.abs(y).max()]
 
 
 def _doppler(X):  # omega_0 / (1 - v/c), Feynman I.34.1
@@ -48,7 +42,7 @@ def test_a_ratio_with_a_vanishing_linearisation_elsewhere_is_found_exactly():
     best = min(exact, key=lambda f: WEIGHTS[f[0]].sum())
     assert int(WEIGHTS[best[0]].sum()) == 9  # x2 / (1 - x1/x0): no constant but the 1
     X_new = _uniform(rng, 200, [(3, 10), (1, 2), (1, 5)])  # the formula, not an interpolation
-    np.testing.assert_allclose(_predict(best, X_new), _doppler(X_new), rtol=1e-9)
+    np.testing.assert_allclose(predict_tree(best, X_new), _doppler(X_new), rtol=1e-9)
 
 
 def test_a_distance_is_found_exactly():
@@ -199,7 +193,7 @@ def test_noisy_laws_are_offered_with_integral_coefficients():
     shapes = {(f[0].tobytes(), f[1].tobytes()) for f in forms}
     assert len(shapes) == len(forms)  # one of each shape
     integral = [f for f in forms if np.all(f[2][f[0] == 0] == np.round(f[2][f[0] == 0]))]
-    assert any(np.max(np.abs(_predict(f, X) - _cosines(X))) < 1e-9 * _cosines(X).max() for f in integral)
+    assert any(np.max(np.abs(predict_tree(f, X) - _cosines(X))) < 1e-9 * _cosines(X).max() for f in integral)
 
 
 def test_integral_constants_keep_a_quantile_calibrated():
@@ -301,7 +295,7 @@ def test_forms_whose_parts_explain_little_alone_are_found_exactly(law, n_feature
     exact = _exact(_forms(X, law(X)), X, law(X))
     assert exact
     X_new = _uniform(rng, 200, [(1, 5)] * n_features)  # the law, not an interpolation
-    np.testing.assert_allclose(_predict(exact[0], X_new), law(X_new), rtol=1e-9)
+    np.testing.assert_allclose(predict_tree(exact[0], X_new), law(X_new), rtol=1e-9)
     # the beams alone: not found
     assert not _exact(_forms(X, law(X), settings=RationalSettings(triple_gate=-1.0)), X, law(X))
 
@@ -326,7 +320,7 @@ def test_a_law_whose_target_varies_little_is_offered_through_noise():
     sd = 0.01 * np.sqrt(np.mean(y ** 2))
     forms = _forms(X, y + rng.normal(0, sd, len(y)))
     X_new = _uniform(rng, 300, [(1, 5)] * 4)  # the law up to the noise's fit, on new rows
-    assert forms and min(np.sqrt(np.mean((_predict(f, X_new) - _weighted_mean(X_new)) ** 2)) for f in forms) < 0.3 * sd
+    assert forms and min(np.sqrt(np.mean((predict_tree(f, X_new) - _weighted_mean(X_new)) ** 2)) for f in forms) < 0.3 * sd
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -341,4 +335,4 @@ def test_forms_are_ranked_on_the_target_not_its_transform(seed):
     assert y.min() > 0
     forms = _forms(X, y)
     best = forms[0]
-    assert EXP in best[0] and np.sqrt(np.mean((_predict(best, X) - law) ** 2)) < 0.2 * np.std(y - law)
+    assert EXP in best[0] and np.sqrt(np.mean((predict_tree(best, X) - law) ** 2)) < 0.2 * np.std(y - law)
