@@ -27,6 +27,7 @@ from ._engine import Grammar, KernelSettings, Population, Search, _line_form, ke
 from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
 from ._front import EngineFit, calibration_tolerance
+from ._intervals import REFINE_BUDGET, refined_enclosure, tight_enclosure
 from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_MERGE, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, POLISH_ROWS,
     Candidates, Front, run_phase,
@@ -455,22 +456,32 @@ class _Evolution:
 
         The search and its final front are one kernel called from Python (``run_phase``;
         ``evaluate`` predicts), so that the code they share is optimised once. This process
-        compiles it; on a cold cache a helper process compiles meanwhile the simplifier (which
-        ``run_phase`` then links instead of compiling it), then the seeders' kernels
-        (``helpers``: their precompile steps, which share little with the search), then
-        ``evaluate``. Not the constant optimiser: its callees (the loss and the evaluator, the
-        optimisers that ``run_phase`` also calls) are the search's, which the helper would type
-        a second time while this process waited for it (10 s of the helper's CPU)."""
+        compiles it; on a cold cache a helper process compiles meanwhile the simplifier and
+        ``evaluate`` (entries that ``run_phase`` links: first, since this process reaches them
+        while typing ``run_phase`` and compiles them itself when the helper has not begun them),
+        then the seeders' kernels (``helpers``: their precompile steps, which share little with
+        the search), then the small entries the fit also calls from Python (``_line_form``, and
+        the enclosures of the front's rows, :func:`~parsimony.symbolic.regressor.user_front`):
+        whichever process reaches one first compiles it, the other loads it. Not the constant
+        optimiser: its callees (the loss and the evaluator, the optimisers that ``run_phase``
+        also calls) are the search's, which the helper would type a second time while this
+        process waited for it (10 s of the helper's CPU); nor ``tree_loss``, which ``run_phase``
+        calls from its first phase."""
         data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
         ops, feats, vals = (a[0, 0, :n].copy() for a in (hof.ops, hof.feats, hof.vals))
         scratch = tuple(np.empty(maxsize + 2, dtype=t) for t in (np.int64, np.int64, np.float64))
         ws = self.full_ws
+        box = data.box
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
+                    (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper"),
                     *helpers,
-                    (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper")])
+                    (_line_form, (ops, n), "helper"),
+                    (refined_enclosure, (ops, feats, vals, n, box.lo, box.hi, box.low, box.high, REFINE_BUDGET),
+                     "helper"),
+                    (tight_enclosure, (ops, feats, vals, n, box.lo, box.hi, REFINE_BUDGET), "helper")])
 
     def initialise(self):
         if self.batches is not None:
