@@ -10,13 +10,22 @@ populations and halls of fame. Two runs on code that computes the same thing wri
     python benchmarks/sqr_fingerprint.py before.txt      # on the old code
     python benchmarks/sqr_fingerprint.py after.txt       # on the new code
     diff before.txt after.txt
+
+``--feynman 0 0.01 0.1`` fingerprints the recovery protocol instead (``sqr_recovery.py``'s data:
+the 60 AI Feynman problems of ../shared, 1,000 rows, seed 0, tau .5, default settings, at each
+noise level; ``--first N`` or ``--problems`` for a subset): every fit's front as above, and each
+fit's CPU seconds on standard error with their median per level, so one run checks that a speed
+change keeps every result and measures what it saves (CPU is per process: inflated, not
+distorted, by other load).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import statistics
 import sys
+import time
 
 import numpy as np
 
@@ -125,15 +134,50 @@ def fingerprint(out):
         out.flush()
 
 
+def feynman_fingerprint(out, noise, names=None, first=None):
+    """Fit the recovery protocol's problems (``sqr_recovery.py``) at each level of ``noise``:
+    fronts to ``out``, CPU seconds to standard error."""
+    from sqr_recovery import load_set
+
+    from parsimony.experiments import srbench
+
+    problems = load_set("feynman")
+    chosen = [n for n in problems if names is None or n in names][:first]
+    X0 = np.random.default_rng(0).uniform(size=(50, 2))  # compile before timing, as sqr_recovery.py
+    SymbolicQuantileRegressor(niterations=1, progress=False).fit(X0, X0[:, 0])
+    for level in noise:
+        cpu = []
+        for name in chosen:
+            X, y, _, _ = srbench.generate_data(problems[name], 1000, level, 0, 0)
+            model = SymbolicQuantileRegressor(quantile=0.5, random_state=0, progress=False)
+            start = time.process_time()
+            model.fit(X, y)
+            cpu.append(time.process_time() - start)
+            print(f"{name} noise={level:g} cpu {cpu[-1]:.2f}s", file=sys.stderr, flush=True)
+            for line in _model_lines(f"{name} noise={level:g}", model):
+                print(line, file=out)
+            out.flush()
+        print(f"noise {level:g}: fit CPU median {statistics.median(cpu):.2f} s, mean {statistics.fmean(cpu):.2f} s "
+              f"over {len(cpu)} fits", file=sys.stderr, flush=True)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("output", nargs="?", help="file to write (default: standard output)")
+    parser.add_argument("--feynman", nargs="*", type=float, default=None, metavar="NOISE",
+                        help="fingerprint the recovery protocol at these noise levels instead")
+    parser.add_argument("--problems", nargs="*", default=None, help="with --feynman: only these problems")
+    parser.add_argument("--first", type=int, default=None, help="with --feynman: only the first N problems")
     args = parser.parse_args(argv)
-    if args.output is None:
-        fingerprint(sys.stdout)
-    else:
-        with open(args.output, "w") as out:
+    out = sys.stdout if args.output is None else open(args.output, "w")
+    try:
+        if args.feynman is None:
             fingerprint(out)
+        else:
+            feynman_fingerprint(out, args.feynman or [0.0], args.problems, args.first)
+    finally:
+        if out is not sys.stdout:
+            out.close()
 
 
 if __name__ == "__main__":

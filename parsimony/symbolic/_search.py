@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from .._numba import compiled_kernels, precompile, restart_eta
 from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
@@ -586,8 +587,12 @@ def search_fronts(X, y, w, plan, previous=None) -> EngineFit:
     fronts, statuses, evaluations, states, sizes = [], [], 0, [], []
     for q, loss, s, resume in zip(plan.quantiles, plan.losses, seeds, previous):
         plan.settings.description = f"SQR tau={q:g}"
-        result = run_search(X, y, w, loss, plan.binops, plan.unops, plan.weights, plan.settings,
-                            int(s), resume=resume, box=plan.box)
+        # one BLAS thread: the seeders' products are of samples (hundreds of rows), where a second
+        # thread only waits, yet its waiting is CPU (same bits: OpenBLAS splits a product's output,
+        # never a sum)
+        with threadpool_limits(1, user_api="blas"):
+            result = run_search(X, y, w, loss, plan.binops, plan.unops, plan.weights, plan.settings,
+                                int(s), resume=resume, box=plan.box)
         fronts.append(result.front)
         statuses.append(result.status)
         evaluations += result.evaluations

@@ -74,6 +74,26 @@ def test_same_seed_same_equations_for_any_n_jobs():
             or a.equations_["equation"].tolist() != c.equations_["equation"].tolist())
 
 
+def test_search_runs_on_one_blas_thread_and_restores_the_callers(monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from parsimony.symbolic import _search
+
+    inside, run_search = [], _search.run_search
+
+    def recording(*args, **kwargs):
+        inside.extend(pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas")
+        return run_search(*args, **kwargs)
+
+    monkeypatch.setattr(_search, "run_search", recording)
+    X, y = _quadratic(100)
+    with threadpool_limits(2, user_api="blas"):
+        SymbolicQuantileRegressor(random_state=0, **TINY).fit(X, y)
+        after = [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+    assert inside and set(inside) == {1}
+    assert set(after) == {2}
+
+
 def test_pickle_roundtrip(quadratic_model):
     model, X, _ = quadratic_model
     clone = pickle.loads(pickle.dumps(model))
