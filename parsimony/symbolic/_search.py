@@ -27,7 +27,7 @@ from . import _engine
 from ._engine import Grammar, KernelSettings, Population, Search, _line_form, kernel_settings, simplify_tree
 from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
-from ._front import EngineFit, calibration_tolerance
+from ._front import EngineFit, calibration_tolerance, law_tolerance
 from ._intervals import REFINE_BUDGET, refined_enclosure, tight_enclosure
 from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_MERGE, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, POLISH_ROWS,
@@ -381,28 +381,34 @@ class _Evolution:
             length = int(out.length[i])
             yield (float(out.loss[i]), int(out.complexity[i]), *(a[i, :length].copy() for a in out[:3]))
 
-    def snap_constants(self, ops, feats, vals, loss, allowance):
+    def snap_constants(self, ops, feats, vals, loss, price):
         """``(loss, vals)`` with each constant that may be an integer (else a simple fraction,
-        :func:`snap_values`) made the simplest such value, in turn, while the
-        loss stays within ``allowance`` of its own, the other constants refitted (on at most
+        :func:`snap_values`) made the simplest such value, in turn, while the loss stays within
+        :func:`snap_allowance` of its own (``price``, or what the Schwarz criterion grants the
+        constants made simple, whichever is more), the other constants refitted (on at most
         ``POLISH_ROWS`` rows; on more, as they are), and, for a quantile, the training coverage
         (the weighted share of targets at or below the predictions) stays within
         :func:`~parsimony.symbolic._front.calibration_tolerance` of the level
         (``29.283 - 28.105*x0`` made ``29 - 28*x0`` costs little loss on noisy data, but moves
         the median of the rows with ``x0 = 0``). ``1.001`` fitted to noisy data of a law with a 1
-        in it is the 1; ``0.159`` stays. The offset (``a`` of ``f + a``) calibrates a quantile: it
-        becomes 0 or stays, and after any change takes its loss-optimal value on all rows
-        (:func:`~parsimony.symbolic._engine.free_offset`), as the polished entries' offsets do."""
+        in it is the 1; ``0.159`` stays. Constants that none may be made alone are then tried
+        all at once, each at its nearest simple value: under noise two constants move together
+        (``0.4804*x/(s + 0.8992)`` at 0.1 x RMS(y), each alone costing more than one constant's
+        allowance, both together less than two). The offset (``a`` of ``f + a``) calibrates a
+        quantile: it becomes 0 or stays, and after any change takes its loss-optimal value on all
+        rows (:func:`~parsimony.symbolic._engine.free_offset`), as the polished entries' offsets do."""
         data, n, vals = self.data, len(ops), vals.copy()
         base = tree_loss(ops, feats, vals, n, data, self.full_ws)
         if not np.isfinite(base):
             return loss, vals
-        tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
-        tolerance = calibration_tolerance(tau, data.w) if data.loss_kind != LOSS_SQUARED else np.inf
+        rows = data.w.sum() ** 2 / np.sum(data.w ** 2)  # effective rows
+
+        def allowance(made):
+            return snap_allowance(base, price, rows, made, data.loss_kind == LOSS_SQUARED)
+
         free = [int(i) for i in np.flatnonzero(ops == CONST)]
         offset = _line_form(ops, n).add_slot if n > 1 else -1
-        refit = data.y.shape[0] <= POLISH_ROWS
-        snapped = False
+        made, left = 0, []
         for i in list(free):
             values = snap_values(vals[i])
             if i == offset:  # the offset calibrates: 0 or as fitted
@@ -412,22 +418,48 @@ class _Evolution:
             for value in values:
                 trial = vals.copy()
                 trial[i] = value
-                new = tree_loss(ops, feats, trial, n, data, self.full_ws)
-                others = np.array([j for j in free if j != i], dtype=np.int64)
-                if refit and others.size and np.isfinite(new):
-                    new, trial = self._refit(ops, feats, trial, others, new)
-                if (np.isfinite(new) and new <= base + allowance
-                        and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):
-                    vals, loss, snapped = trial, new, True
+                new, trial = self._snap_trial(ops, feats, trial, [j for j in free if j != i], base + allowance(made + 1))
+                if new is not None:
+                    vals, loss, made = trial, new, made + 1
                     free.remove(i)
                     break
-        if snapped and offset >= 0 and vals[offset] != 0.0:  # its loss-optimal value on all rows
+            else:
+                left += [i] if values and i != offset else []
+        if len(left) > 1:  # together, each at its nearest simple value
+            trial = vals.copy()
+            trial[left] = [min(snap_values(vals[i]), key=lambda v, x=vals[i]: abs(v - x)) for i in left]
+            new, trial = self._snap_trial(ops, feats, trial, [j for j in free if j not in left],
+                                          base + allowance(made + len(left)))
+            if new is not None:
+                vals, loss, made = trial, new, made + len(left)
+        if made and offset >= 0 and vals[offset] != 0.0:  # its loss-optimal value on all rows
             front = self.front
             front.ops[:n], front.feats[:n], front.vals[:n] = ops, feats, vals
             front.length[0], front.loss[0] = n, loss
             run_phase(PHASE_OFFSET, self.populations[0], data, self.full_ws, self.search, front)
             loss, vals = float(front.loss[0]), front.vals[:n].copy()
         return loss, vals
+
+    def _snap_trial(self, ops, feats, trial, others, limit):
+        """``(loss, vals)`` of the expression ``trial`` with the constants at ``others`` refitted
+        (on at most ``POLISH_ROWS`` rows), or ``(None, None)`` when its loss exceeds ``limit`` or
+        (for a quantile) its training coverage misses the level by more than the calibration
+        tolerance (see :meth:`snap_constants`; with every constant simple, nothing fitted it to
+        cover the level: :func:`~parsimony.symbolic._front.law_tolerance`, as the model selection
+        takes such a row)."""
+        data, n = self.data, len(ops)
+        new = tree_loss(ops, feats, trial, n, data, self.full_ws)
+        others = np.array(others, dtype=np.int64)
+        if data.y.shape[0] <= POLISH_ROWS and others.size and np.isfinite(new):
+            new, trial = self._refit(ops, feats, trial, others, new)
+        tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
+        simple = all(v in snap_values(v) for v in trial[ops == CONST])  # nothing fitted is left
+        tolerance = ((law_tolerance if simple else calibration_tolerance)(tau, data.w)
+                     if data.loss_kind != LOSS_SQUARED else np.inf)
+        if (np.isfinite(new) and new <= limit
+                and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):
+            return new, trial
+        return None, None
 
     def _refit(self, ops, feats, vals, positions, loss):
         """``(loss, vals)`` of the expression (of loss ``loss``) with its constants at ``positions``
@@ -785,7 +817,10 @@ def _migrate(rng, settings, baseline, pops: Populations, hof: HallsOfFame):
 #: stored with it).
 FRONT_MIN_GAIN = 1e-6
 #: What a constant made an integer may cost, as a fraction of the best constant's loss: 1/16 of the
-#: price of a token in ``model_selection="cost"`` (``regressor.SELECTION_PARSIMONY``).
+#: price of a token in ``model_selection="cost"`` (``regressor.SELECTION_PARSIMONY``). The floor of
+#: :func:`snap_allowance`: on exact data it alone decides; under noise the Schwarz criterion's
+#: share of the loss is more (at noise 0.1 x RMS(y) on 1,000 rows, when the loss is more than
+#: about 0.3 of the constant's).
 SNAP_PRICE = 1e-3
 #: The denominators ``q`` of the values a fitted constant may be made (:func:`snap_values`): an
 #: integer, then a half (``exp(-0.5014*x**2)`` fitted to 1% noise is ``exp(-x**2/2)``; a third
@@ -810,12 +845,42 @@ def snap_values(value: float) -> list:
     return out
 
 
+def snap_allowance(base, price, rows, made, squared=False) -> float:
+    """What making ``made`` constants simple may cost an expression of loss ``base`` on ``rows``
+    (effective) rows: ``price`` (:data:`SNAP_PRICE` of the best constant's loss), or, when more,
+    the loss the Schwarz criterion of quantile regression (``log(loss) + k log(n) / (2n)``,
+    ``select_equation``'s ``"sic"``; ``log(loss) / 2`` for a squared loss) trades for ``made``
+    fewer fitted constants: ``base * (n^(made / 2n) - 1)``, 0.35% of the loss a constant at
+    1,000 rows. The loss is the residuals' spread, so the allowance grows with the noise: the
+    data cannot tell the simple value from the fitted one (on exact data ``price`` alone)."""
+    exponent = made * math.log(rows) / (rows if squared else 2.0 * rows) if rows > 1 else 0.0
+    return max(price, base * math.expm1(exponent))
+
+
+def _simpler_wins(new, old, price, data) -> bool:
+    """Whether the entry ``new`` ``(loss, ops, feats, vals)`` of the final front replaces ``old`` of
+    its complexity: the one with fewer fitted constants (values :func:`snap_values` would change)
+    wins when its loss exceeds the other's by at most :func:`snap_allowance` of the other for
+    the constants it has fewer (under noise ``0.5*x/(s + 1)`` beside ``0.4966*x/(s + 1)``,
+    both snapped from other entries), else the lower loss."""
+    rows, squared = data.w.sum() ** 2 / np.sum(data.w ** 2), data.loss_kind == LOSS_SQUARED
+    fitted_new, fitted_old = (sum(v not in snap_values(v) for v in e[3][e[1] == CONST]) for e in (new, old))
+    if fitted_new < fitted_old:
+        return new[0] <= old[0] + snap_allowance(old[0], price, rows, fitted_old - fitted_new, squared)
+    if fitted_new > fitted_old:
+        return old[0] > new[0] + snap_allowance(new[0], price, rows, fitted_new - fitted_old, squared)
+    return new[0] < old[0]
+
+
 def _final_front(run: _Evolution, hof: HallsOfFame, data, loss, weights, maxsize, seed, baseline):
     """Merge the halls of fame, polish every entry's constants, simplify, make integral the
     constants that may be (:meth:`_Evolution.snap_constants`: at a price of at most
-    :data:`SNAP_PRICE` of the best constant's loss ``baseline``; not on integer targets nor on
-    fewer than :data:`SNAP_MIN_ROWS` distinct rows), keep the Pareto front (``loss`` the search's
-    :class:`~parsimony.losses.Loss`, whose best constant is a row).
+    :data:`SNAP_PRICE` of the best constant's loss ``baseline``, or what the Schwarz criterion
+    grants, :func:`snap_allowance`; not on integer targets nor on fewer than
+    :data:`SNAP_MIN_ROWS` distinct rows; of two entries then of one complexity the one with fewer
+    constants that are not simple when the data cannot tell them apart, :func:`_simpler_wins`),
+    keep the Pareto front (``loss`` the search's :class:`~parsimony.losses.Loss`, whose best
+    constant is a row).
 
     Each entry ``f`` also proposes itself with its loss-optimal offset (:func:`free_offset`: for
     the pinball loss a weighted quantile of the residuals). A quantile model with a free offset
@@ -861,7 +926,10 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, loss, weights, maxsize
                 m = simplify_tree(ops, feats, new_vals, len(ops), *out)
                 ops, feats, vals = (a[:m].copy() for a in out)
                 loss = new_loss
-        offer(loss, int(weights[ops].sum()), ops, feats, vals)
+        cplx, entry = int(weights[ops].sum()), (loss, ops, feats, vals)
+        if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or (
+                _simpler_wins(entry, best[cplx], SNAP_PRICE * baseline, data) if snap else loss < best[cplx][0])):
+            best[cplx] = entry
     return [{"complexity": c, "loss": float(best[c][0]), "ops": best[c][1], "feats": best[c][2], "vals": best[c][3]}
             for c in pareto_complexities({c: entry[0] for c, entry in best.items()}, baseline)]
 

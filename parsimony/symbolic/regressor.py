@@ -16,7 +16,7 @@ from ..losses import Pinball, Squared
 from ..metrics import coverage
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST, DEFAULT_OPERATORS, to_sympy, to_string
-from ._front import EngineFit, calibration_tolerance, effective_rows, pareto_scores
+from ._front import LAW_COVERAGE_ERRORS, EngineFit, calibration_tolerance, effective_rows, pareto_scores
 from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
 from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
@@ -78,14 +78,6 @@ EXACT_LOSS, ROWS_PER_TOKEN = 1e-9, 4
 #: 340 moved (210_cloud tau .9 fold 1, NQL .0138 -> .0113); 2 -> the 59 37 / 33, non-Friedman
 #: parsimony 8.48 -> 9.16 (tau .5) and 8.11 -> 9.05 (.9).
 LAW_CONSTANTS = 1
-#: Binomial standard errors a row without fitted constants may miss the level by and be calibrated
-#: under ``model_selection="cost"`` (plus 1/n; other rows: ``tolerance``, two). Nothing fitted it
-#: to cover the level, so its coverage is one draw: two errors reject one true law in 22, and in
-#: the recovery protocol all at once (seed 0's noise lies below 0 on 53.3% of the 1,000 rows, 2.09
-#: errors, for every problem and level); three reject one in 370. Replayed on the same fronts: the
-#: 59 at 0.01 33 -> 34 (x0/x1 instead of 1.0012*x0/x1 - 0.0042, I_29_4); elsewhere no verdict
-#: moves (x0*x1 instead of x0*x1 - 0.013, both solutions), no PMLB pick.
-LAW_COVERAGE_ERRORS = 3.0
 
 
 def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None, tolerance=None,

@@ -11,7 +11,7 @@ from parsimony.symbolic._expressions import (
 )
 from parsimony.symbolic._search import (
     SNAP_PRICE, SearchSettings, _Evolution, _fresh_state, _mutation_vector, constant_baseline,
-    search_kernel_settings, snap_values,
+    search_kernel_settings, snap_allowance, snap_values,
 )
 
 
@@ -71,3 +71,44 @@ def test_a_constant_the_data_tells_from_a_half_stays():
     loss = tree_loss(ops, feats, vals, len(ops), run.data, run.full_ws)
     _, new_vals = run.snap_constants(ops, feats, vals, loss, SNAP_PRICE * baseline)
     assert new_vals[1] == -0.45
+
+
+def _line(X, y, slope):
+    """``slope * x0 + a``, ``a`` the median residual (the loss-optimal offset of that slope)."""
+    return from_tokens([slope, "x0", "mul", float(np.median(y - slope * X[:, 0])), "add"])
+
+
+def _loss(run, tree):
+    ops, feats, vals = tree
+    return tree_loss(ops, feats, vals, len(ops), run.data, run.full_ws)
+
+
+def test_under_noise_a_snap_within_the_schwarz_allowance_is_taken():
+    # y = k x0 + noise as large as the signal: the line's loss is most of the constant's, so what
+    # one constant is worth (Schwarz: log(n)/(2n) of the loss) is more than SNAP_PRICE of the
+    # constant's loss. The fitted slope (the grid's loss-optimal) is made 2 when that costs
+    # between the two (k = 2.2), and stays when it costs more than the Schwarz allowance (k = 2.3)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(1, 3, (1000, 1))
+    noise = rng.normal(0, 1, 1000)
+    for k, made in ((2.2, True), (2.3, False)):
+        y = k * X[:, 0] + noise
+        run, baseline = _run(X, y)
+        slopes = np.linspace(1.8, 2.6, 801)
+        losses = [_loss(run, _line(X, y, s)) for s in slopes]
+        fitted, base = slopes[int(np.argmin(losses))], min(losses)
+        cost = _loss(run, _line(X, y, 2.0)) - base
+        schwarz = snap_allowance(base, 0.0, 1000, 1)
+        # (what makes the case: the old fixed price alone would keep the slope in both)
+        assert SNAP_PRICE * baseline < cost and (cost < 0.8 * schwarz if made else cost > 1.2 * schwarz)
+        ops, feats, vals = _line(X, y, fitted)
+        _, new_vals = run.snap_constants(ops, feats, vals, base, SNAP_PRICE * baseline)
+        assert (new_vals[0] == 2.0) == made
+
+
+def test_snap_allowance_is_the_price_on_exact_data_and_grows_with_the_loss():
+    assert snap_allowance(0.0, 1e-3, 1000, 1) == 1e-3
+    one, two = snap_allowance(0.5, 0.0, 1000, 1), snap_allowance(0.5, 0.0, 1000, 2)
+    assert np.isclose(one, 0.5 * np.expm1(np.log(1000) / 2000)) and np.isclose(two, 0.5 * np.expm1(np.log(1000) / 1000))
+    assert snap_allowance(1.0, 0.0, 1000, 1) > one  # in units of the loss: the noise's spread
+    assert snap_allowance(0.5, 0.0, 1000, 1, squared=True) > one  # log(loss) / 2 for a squared loss
