@@ -28,7 +28,12 @@ class RationalSettings:
     wide_degree: int = 3
     """And on more than four features (the dictionary stays a few hundred columns)."""
     max_columns: int = 5
-    """Columns of a form at most (numerator and denominator together)."""
+    """Columns of a form at most (numerator and denominator together).
+    ``python benchmarks/sqr_form_seeders.py --seeder rational --count 40 [--set field=N]`` on 291e322 (the
+    seeder alone on 40 hand-built ratios of monomials, none of the AI Feynman problems, noise 0 / 0.01;
+    CPU a law under load 5 on 2 cores): defaults 40 / 38 at 828 / 1188 ms; 4: 40 / 38 at 786 / 1003 ms;
+    6: 40 / 38 at 1084 / 1408 ms. Those laws need 4 columns at most, so they do not tell 4 from 5;
+    what 4 costs the search (a form of 5 columns) is unmeasured: kept."""
     beam: int = 32
     """Supports of each size the beam searches keep. ``python benchmarks/sqr_form_seeders.py
     --seeder rational --count 40 --noise 0.01 [--set beam=N]`` on 9184c16 (the seeder alone on 40
@@ -37,7 +42,11 @@ class RationalSettings:
     narrower beam does to the search is unmeasured: kept."""
     search_rows: int = 150
     """Rows the supports are searched on (every k-th; coefficients on all): the Gram matrix is
-    the cost; 150 rows rank supports of exact data as all rows do."""
+    the cost; 150 rows rank supports of exact data as all rows do.
+    ``python benchmarks/sqr_form_seeders.py --seeder rational --count 40 [--set field=N]`` on 291e322 (the
+    seeder alone on 40 hand-built ratios of monomials, none of the AI Feynman problems, noise 0 / 0.01;
+    CPU a law under load 5 on 2 cores): defaults 40 / 38 at 828 / 1188 ms; 75 and 300:
+    40 / 38 at 904 / 1233 and 882 / 1212 ms (the same laws; CPU within the load's noise): kept."""
     min_r2: float = 0.995
     """Share of ``T(y)``'s variance a form explains to be offered: 1% noise of RMS(y) is 0.13% of
     the variance of a target that varies little about its level (recovery at noise 0.01 34/60 ->
@@ -52,7 +61,11 @@ class RationalSettings:
     round: float = 0.01
     """A form is also offered with the coefficients this close to integers made integers."""
     linearised: float = 10.0
-    """A support is fitted when its linearised residual is at most this times ``1 - min_r2``."""
+    """A support is fitted when its linearised residual is at most this times ``1 - min_r2``.
+    ``python benchmarks/sqr_form_seeders.py --seeder rational --count 40 [--set field=N]`` on 291e322 (the
+    seeder alone on 40 hand-built ratios of monomials, none of the AI Feynman problems, noise 0 / 0.01;
+    CPU a law under load 5 on 2 cores): defaults 40 / 38 at 828 / 1188 ms; 5 and 20: 40 / 38
+    at 1036 / 1243 (a run that compiled kernels) and 934 / 1241 ms: those laws do not tell; kept."""
     exact: float = 1e-12
     """A form whose residual is this share of ``T(y)``'s variance reproduces it: the beams stop."""
     noisy_r2: float = 0.9
