@@ -11,7 +11,7 @@ from parsimony.symbolic._expressions import (
 )
 from parsimony.symbolic._search import (
     SNAP_PRICE, SearchSettings, _Evolution, _fresh_state, _mutation_vector, constant_baseline,
-    search_kernel_settings, snap_allowance, snap_values,
+    _simpler_wins, search_kernel_settings, snap_allowance, snap_values,
 )
 
 
@@ -112,3 +112,21 @@ def test_snap_allowance_is_the_price_on_exact_data_and_grows_with_the_loss():
     assert np.isclose(one, 0.5 * np.expm1(np.log(1000) / 2000)) and np.isclose(two, 0.5 * np.expm1(np.log(1000) / 1000))
     assert snap_allowance(1.0, 0.0, 1000, 1) > one  # in units of the loss: the noise's spread
     assert snap_allowance(0.5, 0.0, 1000, 1, squared=True) > one  # log(loss) / 2 for a squared loss
+
+
+def test_of_one_complexity_the_entry_with_fewer_fitted_constants_wins_when_the_data_cannot_tell():
+    # 0.5*x0 + a beside 0.4966*x0 + a (one complexity; the offset ``a`` is fitted in both): the
+    # simple slope wins while its loss exceeds the other's by at most one constant's allowance
+    rng = np.random.default_rng(0)
+    X, y = _gaussian(rng, 1000, 0.1)
+    run, _ = _run(X, y)
+    simple, fitted = (from_tokens([k, "x0", "mul", 0.123, "add"]) for k in (0.5, 0.4966))
+    one = snap_allowance(1.0, 0.0, 1000, 1)  # of a loss of 1, on 1,000 equally weighted rows
+    assert _simpler_wins((1.0 + 0.9 * one, *simple), (1.0, *fitted), 0.0, run.data)
+    assert not _simpler_wins((1.0 + 1.1 * one, *simple), (1.0, *fitted), 0.0, run.data)
+    # the other way round: the fitted entry must beat the simple one by more than the allowance
+    assert not _simpler_wins((1.0 - 0.9 * one, *fitted), (1.0, *simple), 0.0, run.data)
+    assert _simpler_wins((1.0 - 1.1 * one, *fitted), (1.0, *simple), 0.0, run.data)
+    # as many fitted constants: the lower loss
+    assert _simpler_wins((0.99, *fitted), (1.0, *fitted), 0.0, run.data)
+    assert not _simpler_wins((1.0, *simple), (0.99, *simple), 0.0, run.data)
