@@ -693,11 +693,14 @@ def _neutral(expr, names, pattern: str, first: int):
 def _parse_printed(text: str, d: int, pattern: str, first: int):
     import sympy
 
-    local = {pattern.format(j + first): sympy.Symbol(pattern.format(j + first)) for j in range(d)}
-    local.update(square=lambda a: a ** 2, cube=lambda a: a ** 3, recip=lambda a: 1 / a, aq=lambda a, b: a / sympy.sqrt(1 + b ** 2))
-    for name in ("sin", "cos", "exp", "log", "sqrt", "tan", "tanh", "abs"):
-        function = sympy.Abs if name == "abs" else getattr(sympy, name)
-        local[name] = local[name.capitalize()] = function
+    functions = dict(square=lambda a: a ** 2, cube=lambda a: a ** 3, recip=lambda a: 1 / a, cbrt=sympy.cbrt,
+                     sqrtabs=lambda a: sympy.sqrt(sympy.Abs(a)), logabs=lambda a: sympy.log(sympy.Abs(a)),
+                     aq=lambda a, b: a / sympy.sqrt(1 + b ** 2), abs=sympy.Abs)
+    for name in ("sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+                 "exp", "log", "sqrt"):
+        functions[name] = getattr(sympy, name)
+    local = {name: f for lower, f in functions.items() for name in (lower, lower.capitalize())}  # eggp: Recip
+    local.update({pattern.format(j + first): sympy.Symbol(pattern.format(j + first)) for j in range(d)})
     return sympy.sympify(text.replace("^", "**"), locals=local)
 
 

@@ -439,6 +439,16 @@ def test_a_peer_model_as_sympy_predicts_like_the_peer(peer):
     np.testing.assert_allclose(f(X[:, 0], X[:, 1]), model.predict(X), rtol=1e-5, atol=1e-5)
 
 
+def test_a_peers_printed_functions_parse_in_either_case():
+    # eggp prints its reciprocal as Recip (a CI run failed on it); each name in lower case and capitalised
+    text = "Recip(x0 - 4) + Square(x1) + cube(x0) + Cbrt(x1) + Logabs(x0 - 3) + Sqrtabs(x1 - 3) + Sinh(x0) + Aq(x0, x1)"
+    f = sympy.lambdify(sympy.symbols("x0 x1"), srbench._parse_printed(text, 2, "x{}", 0))
+    a, b = np.array([1.5, 2.5]), np.array([1.2, 2.9])
+    expected = (1 / (a - 4) + b ** 2 + a ** 3 + np.cbrt(b) + np.log(np.abs(a - 3)) + np.sqrt(np.abs(b - 3))
+                + np.sinh(a) + a / np.sqrt(1 + b ** 2))
+    np.testing.assert_allclose(f(a, b), expected, rtol=1e-12)
+
+
 def test_the_estimate_follows_the_peers_time_limit_and_measured_times():
     problem = srbench.parse_metadata(feynman_yaml(*LINEAR[0]))
     items = srbench.groundtruth_payloads({problem.name: problem}, [0.0, 0.01], 1000, 333)
