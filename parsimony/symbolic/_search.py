@@ -27,7 +27,7 @@ from . import _engine
 from ._engine import Grammar, KernelSettings, Population, Search, _line_form, kernel_settings, simplify_tree
 from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST
-from ._front import EngineFit, calibration_tolerance, law_tolerance
+from ._front import EngineFit, calibration_tolerance, effective_rows, law_tolerance
 from ._intervals import REFINE_BUDGET, refined_enclosure, tight_enclosure
 from ._polish import (
     PHASE_EVOLVE, PHASE_FRONT, PHASE_INIT, PHASE_MERGE, PHASE_OFFSET, PHASE_REFIT, PHASE_RESCORE, POLISH_ROWS,
@@ -401,7 +401,7 @@ class _Evolution:
         base = tree_loss(ops, feats, vals, n, data, self.full_ws)
         if not np.isfinite(base):
             return loss, vals
-        rows = data.w.sum() ** 2 / np.sum(data.w ** 2)  # effective rows
+        rows = effective_rows(data.w)
 
         def allowance(made):
             return snap_allowance(base, price, rows, made, data.loss_kind == LOSS_SQUARED)
@@ -863,7 +863,7 @@ def _simpler_wins(new, old, price, data) -> bool:
     wins when its loss exceeds the other's by at most :func:`snap_allowance` of the other for
     the constants it has fewer (under noise ``0.5*x/(s + 1)`` beside ``0.4966*x/(s + 1)``,
     both snapped from other entries), else the lower loss."""
-    rows, squared = data.w.sum() ** 2 / np.sum(data.w ** 2), data.loss_kind == LOSS_SQUARED
+    rows, squared = effective_rows(data.w), data.loss_kind == LOSS_SQUARED
     fitted_new, fitted_old = (sum(v not in snap_values(v) for v in e[3][e[1] == CONST]) for e in (new, old))
     if fitted_new < fitted_old:
         return new[0] <= old[0] + snap_allowance(old[0], price, rows, fitted_old - fitted_new, squared)
