@@ -58,14 +58,19 @@ def effective_rows(sample_weight) -> float:
     return float(w.sum() ** 2 / np.sum(w * w))
 
 
+def coverage_tolerance(quantile, n_effective, n_rows, errors) -> float:
+    """``errors`` binomial standard errors of a coverage at ``quantile`` over ``n_effective``
+    rows, plus ``1 / n_rows`` (one row's share: a coverage moves in such steps)."""
+    return errors * np.sqrt(quantile * (1.0 - quantile) / n_effective) + 1.0 / n_rows
+
+
 def calibration_tolerance(quantile, sample_weight) -> float:
     """Two binomial standard errors of a coverage at ``quantile`` (Kish effective size), plus 1/n."""
-    return 2.0 * np.sqrt(quantile * (1.0 - quantile) / effective_rows(sample_weight)) + 1.0 / len(sample_weight)
+    return coverage_tolerance(quantile, effective_rows(sample_weight), len(sample_weight), 2.0)
 
 
 def law_tolerance(quantile, sample_weight) -> float:
     """:data:`LAW_COVERAGE_ERRORS` binomial standard errors of a coverage at ``quantile`` (Kish
     effective size), plus 1/n: how far the coverage of an expression without fitted constants
     may miss the level (nothing fitted it to cover the level: its coverage is one draw)."""
-    return (LAW_COVERAGE_ERRORS * np.sqrt(quantile * (1.0 - quantile) / effective_rows(sample_weight))
-            + 1.0 / len(sample_weight))
+    return coverage_tolerance(quantile, effective_rows(sample_weight), len(sample_weight), LAW_COVERAGE_ERRORS)

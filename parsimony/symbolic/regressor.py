@@ -16,7 +16,7 @@ from ..losses import Pinball, Squared
 from ..metrics import coverage
 from ._evaluator import evaluate, make_data, make_workspace, tree_loss
 from ._expressions import CONST, DEFAULT_OPERATORS, to_sympy, to_string
-from ._front import LAW_COVERAGE_ERRORS, EngineFit, calibration_tolerance, effective_rows, pareto_scores
+from ._front import LAW_COVERAGE_ERRORS, EngineFit, calibration_tolerance, coverage_tolerance, effective_rows, pareto_scores
 from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
 from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
@@ -159,9 +159,8 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
         miss = np.abs(equations["coverage"].to_numpy(dtype=float) - quantile)
         calibrated = miss <= tolerance
         if model_selection == "cost" and fitted_constants is not None and n_samples is not None and n_samples > 0:
-            spread = np.sqrt(quantile * (1 - quantile) / n_samples)  # a coverage's binomial standard error
             unfitted = _per_row(fitted_constants, loss, "fitted_constants") == 0
-            calibrated |= unfitted & (miss <= LAW_COVERAGE_ERRORS * spread + 1.0 / n_samples)
+            calibrated |= unfitted & (miss <= coverage_tolerance(quantile, n_samples, n_samples, LAW_COVERAGE_ERRORS))
     if model_selection == "cost":
         return _cheapest(loss, c, calibrated, baseline, token_price, n_samples, squared_loss,
                          fitted_constants, unit_free)
