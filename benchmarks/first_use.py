@@ -12,7 +12,7 @@ when a second core is free: the load average before each cold run is printed. ``
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
 plan out of step with the kernels: fix the steps).
 
-Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--no-helper] [--against DIR]
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--ir] [--no-helper] [--against DIR]
 
 ``--against DIR`` times another checkout (its package on ``PYTHONPATH``, say main's) in the same
 conditions: cold runs alternate between the two, pair by pair, and the medians of each and of the
@@ -25,7 +25,9 @@ with ``PARSIMONY_COMPILE_ACCELERATOR=0`` to time numba's own pipeline (no helper
 ``--profile`` also lists the compile time of each jitted function (exclusive of the kernels it
 calls, inclusive, and how many type specialisations were compiled) for the cold run; a
 ``name__from_kernels`` row is the kernel compiled to LLVM IR for the kernels that call it (see
-``parsimony/_numba.py``), whose optimisation and machine code count in its callers' rows.
+``parsimony/_numba.py``), whose optimisation and machine code count in its callers' rows. ``--ir``
+lists the LLVM IR each function lowered to (lines and characters, before optimisation: what numba
+built in Python and LLVM parsed), with ``--no-helper`` all of a fit's.
 """
 
 import argparse
@@ -41,8 +43,22 @@ TARGETS = {"sqr": 15.0, "osrt": 15.0}  # seconds, cold start (issue 40, must hol
 CHILD = r"""
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-case, profile = sys.argv[1], sys.argv[2] == "1"
+case, profile, ir_sizes = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
 records = {}
+sizes = {}  # library name -> [IR lines, IR characters] as lowered (before LLVM)
+if ir_sizes:
+    from numba.core import codegen
+
+    _add_ir_module = codegen.CPUCodeLibrary.add_ir_module
+
+    def add_ir_module(self, ir_module):
+        text = str(ir_module)
+        size = sizes.setdefault(self.name, [0, 0])
+        size[0] += text.count("\n")
+        size[1] += len(text)
+        return _add_ir_module(self, ir_module)
+
+    codegen.CPUCodeLibrary.add_ir_module = add_ir_module
 if profile:
     from numba.core import event
 
@@ -88,15 +104,16 @@ for kernel, sig in getattr(accelerator, "_HELPED", ()):
 accelerated = getattr(_numba, "accelerated", lambda: True)()  # (an older parsimony: always)
 print(json.dumps({"accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
                   "steps": steps,
-                  "compile": records}))
+                  "compile": records, "ir": sizes}))
 """
 
 
-def _run(case, cache_dir, profile=False, helper=True, root=None):
+def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PARSIMONY_NUMBA_HELPER="1" if helper else "0")
     if root is not None:
         env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
-    out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0"], env=env, cwd=root,
+    out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0", "1" if ir_sizes else "0"],
+                         env=env, cwd=root,
                          capture_output=True, text=True, check=True)  # (-c imports from the working directory first)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -107,6 +124,7 @@ def main():
     parser.add_argument("--case", nargs="+", choices=sorted(TARGETS), default=["sqr", "osrt"])
     parser.add_argument("--profile", action="store_true", help="per-function compile times (cold run)")
     parser.add_argument("--no-helper", action="store_true", help="compile in one process (no helper process)")
+    parser.add_argument("--ir", action="store_true", help="IR lines and size per compiled function (cold run)")
     parser.add_argument("--against", metavar="DIR", help="another checkout to time pair by pair (cold runs)")
     args = parser.parse_args()
     if args.against:
@@ -117,7 +135,8 @@ def main():
         for i in range(args.repeat):
             with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
                 loads.append(os.getloadavg()[0])
-                cold.append(_run(case, cache_dir, profile=args.profile and i == 0, helper=not args.no_helper))
+                cold.append(_run(case, cache_dir, profile=args.profile and i == 0, helper=not args.no_helper,
+                                 ir_sizes=args.ir and i == 0))
                 warm.append(_run(case, cache_dir))
         if args.profile:
             records = cold[0]["compile"]
@@ -128,6 +147,8 @@ def main():
                     print(f"{excl:10.2f} {incl:10.2f} {n:5d}  {name}")
             print(f"{sum(r[0] for r in records.values()):10.2f} {'':>10} "
                   f"{sum(r[2] for r in records.values()):5d}  total over {len(records)} functions")
+        if args.ir:
+            _print_ir(case, cold[0]["ir"])
         median = statistics.median
         rows.append((case, median(r["wall"] for r in cold), median(r["cpu"] for r in cold),
                      median(r["helper_cpu"] for r in cold), median(r["wall"] for r in warm),
@@ -143,6 +164,16 @@ def main():
     print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. cpu: this process's, "
           "helper cpu: its helper's; load: 1-minute load average before the cold run (2 cores: a free core needs "
           "load < 1). pass*: within target in CPU time only (a busy machine).")
+
+
+def _print_ir(case, sizes):
+    """The IR a cold run lowered (this process's; the helper's is not counted), largest first."""
+    print(f"\n{case}: IR lowered per compiled function (cold start; this process only)")
+    print(f"{'lines':>9} {'MB':>7}  function")
+    for name, (lines, chars) in sorted(sizes.items(), key=lambda kv: -kv[1][1])[:15]:
+        print(f"{lines:9d} {chars / 1e6:7.2f}  {name}")
+    print(f"{sum(v[0] for v in sizes.values()):9d} {sum(v[1] for v in sizes.values()) / 1e6:7.2f}  "
+          f"total over {len(sizes)} functions")
 
 
 def _against(args):

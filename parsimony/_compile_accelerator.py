@@ -18,6 +18,8 @@ numba's public ``njit``. With it, a kernel is a :class:`KernelDispatcher`:
   left unformatted, its compile flags compare and hash without rebuilding their values, its
   LLVM-lock events are off and reference counting reads only the members that hold a meminfo
   (:func:`_compile_session`): none changes the compiled code;
+- the package's records (named tuples) are passed to a kernel as one LLVM value, not flattened
+  into their scalars (:class:`_RecordModel`);
 - a cached kernel is reused only while every source file of its package is unchanged (numba
   checks only the kernel's own file), and cache files are read and written under a lock;
 - :func:`precompile` compiles a fit's kernels in an order that lets kernels link the entries they
@@ -26,7 +28,7 @@ numba's public ``njit``. With it, a kernel is a :class:`KernelDispatcher`:
 It can never break a fit: :func:`install` checks the signatures and the behaviour of what it
 patches and raises :class:`Unsupported` when they differ from the tested ones, and a compile that
 raises inside it is done again by numba's own pipeline; if that succeeds the accelerator is
-switched off for the process (:func:`disable`: numba's caches in place of its own, one
+switched off for the process (:func:`disable`: numba's pipeline, caches of its own and one
 :class:`CompileAcceleratorWarning`), and if it fails too the error is the kernel's own and is
 raised as numba reports it.
 """
@@ -53,11 +55,14 @@ from llvmlite import ir as llvmir
 from llvmlite.binding import ffi as llvm_ffi
 from numba.core import base as numba_base
 from numba.core import errors, ir, sigutils, targetconfig, types
-from numba.core.caching import FunctionCache, IndexDataCacheFile
+from numba.core.caching import FunctionCache, IndexDataCacheFile, NullCache
 from numba.core.codegen import CPUCodegen, JITCodeLibrary
 from numba.core.compiler import Compiler, DefaultPassBuilder, Flags
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.compiler_machinery import LoweringPass, PassManager, register_pass
+from numba.core.datamodel import default_manager
+from numba.core.datamodel.manager import DataModelManager
+from numba.core.datamodel.models import TupleModel, UniTupleModel
 from numba.core.registry import CPUDispatcher
 from numba.core.runtime.context import NRTContext
 from numba.core.target_extension import get_local_target
@@ -92,14 +97,15 @@ def active() -> bool:
 
 
 def _suspend():
-    """Kernels compile with numba's own pipeline and caches; returns what :func:`_resume` restores."""
+    """Kernels compile with numba's own pipeline and caches of their own (:class:`_RecordsCache`);
+    returns what :func:`_resume` restores."""
     _ACTIVE[0] = False
     stamped = [(dispatcher, dispatcher._cache) for dispatcher in _DISPATCHERS]
     for dispatcher, _ in stamped:
         try:
-            dispatcher.enable_caching()
+            dispatcher._cache = _RecordsCache(dispatcher.py_func)
         except Exception:  # pragma: no cover - numba's own caching unavailable: compile every time
-            pass
+            dispatcher._cache = NullCache()
     return stamped
 
 
@@ -335,6 +341,65 @@ def _compile_session():
     finally:
         for restore in reversed(undo):
             restore()
+
+
+_PACKAGE = __name__.partition(".")[0]
+
+
+def _is_record(fe_type) -> bool:
+    """Whether ``fe_type`` is the numba type of a named tuple class of this package (a record)."""
+    return getattr(getattr(fe_type, "instance_class", None), "__module__", "").startswith(_PACKAGE + ".")
+
+
+class _RecordModel:
+    """The argument passing of the package's records: a record is one argument of a kernel, an LLVM
+    struct value, instead of numba's one argument per scalar inside it (every array's seven or
+    nine fields, recursively).
+
+    numba flattens a tuple argument at every call: the caller takes each scalar out of the record
+    (an ``extractvalue`` naming the record's whole LLVM type) and the callee puts them back
+    together (an ``insertvalue`` each). A record of dozens of arrays passed down a chain of
+    kernels made those an eighth of a cold SQR fit's IR lines and a fifth of its text (5.8 of
+    28.7 MB), built in Python, printed, parsed and removed by LLVM. LLVM passes a struct
+    argument as its scalars in turn; the values and the arithmetic are the same. Mixed into numba's
+    tuple models for the package's named tuples only (:func:`_record_models`): other code's
+    tuples, and their cached code, are numba's."""
+
+    def get_argument_type(self):
+        return self.get_value_type()
+
+    def as_argument(self, builder, value):
+        return value
+
+    def from_argument(self, builder, value):
+        return value
+
+
+class _Record(_RecordModel, TupleModel):
+    """A record of fields of different types."""
+
+
+class _UniformRecord(_RecordModel, UniTupleModel):
+    """A record whose fields have one type."""
+
+
+_NUMBA_MODELS = {types.NamedTuple: TupleModel, types.NamedUniTuple: UniTupleModel}
+
+
+def _record_models():
+    """Pass the package's records whole (:class:`_RecordModel`) in every kernel compiled from now
+    on, for the whole process: the kernels compiled already take them so, and new ones must call
+    them alike (also once the accelerator is off: see :func:`_suspend`)."""
+    for fe_class, numba_model in _NUMBA_MODELS.items():
+        record = _Record if numba_model is TupleModel else _UniformRecord
+
+        def handler(dmm, fe_type, numba_model=numba_model, record=record):
+            return (record if _is_record(fe_type) else numba_model)(dmm, fe_type)
+
+        handler.numba_model = numba_model
+        default_manager.register(fe_class, handler)
+    for fe_type in [t for t in default_manager._cache if _is_record(t)]:  # (looked up before: none in a fit)
+        del default_manager._cache[fe_type]
 
 
 class KernelDispatcher(CPUDispatcher):
@@ -591,6 +656,19 @@ class _PackageStampedCache(FunctionCache):
             super().save_overload(sig, data)
 
 
+class _RecordsCache(FunctionCache):
+    """numba's cache of a kernel once the accelerator is off in a process, in files of its own
+    (``NAME.records.nbi``): its code passes the package's records whole (:func:`_record_models`,
+    for the whole process), which the code in numba's own files, written and read by processes
+    without the accelerator, does not."""
+
+    def __init__(self, py_func):
+        super().__init__(py_func)
+        self._cache_file = IndexDataCacheFile(cache_path=self._cache_path,
+                                              filename_base=self._impl.filename_base + ".records",
+                                              source_stamp=self._impl.locator.get_source_stamp())
+
+
 def _package_root(func) -> str | None:
     package = sys.modules.get((func.__module__ or "").partition(".")[0])  # None for exec'd code
     path = getattr(package, "__path__", None)  # a package (not a script or a lone module)
@@ -662,6 +740,9 @@ TESTED_PARAMETERS = {
     (PassManager, "add_pass_after"): ["self", "pass_cls", "location"],
     (PassManager, "finalize"): ["self"],
     (numba_base, "_has_loc"): ["fn"],
+    (DataModelManager, "register"): ["self", "fetypecls", "handler"],
+    (TupleModel, "__init__"): ["self", "dmm", "fe_type"],
+    (UniTupleModel, "__init__"): ["self", "dmm", "fe_type"],
     (NRTContext, "get_meminfos"): ["self", "builder", "ty", "val"],
     (ir.Inst, "_rec_list_vars"): ["self", "val"],
     (function_types.BaseFunction, "get_call_type"): ["self", "context", "args", "kws"],
@@ -684,6 +765,9 @@ def _check():
             found = None
         if found != expected:
             raise Unsupported(f"{owner.__name__}.{name} takes {found}, tested with {expected}")
+    handlers = [(default_manager._handlers.get(fe_class), model) for fe_class, model in _NUMBA_MODELS.items()]
+    if any(handler is not model and getattr(handler, "numba_model", None) is not model for handler, model in handlers):
+        raise Unsupported("numba's named tuples have other data models than its tuples")
     fields = DefaultPassBuilder.define_nopython_pipeline.__code__.co_varnames[:2]
     if fields != ("state", "name"):
         raise Unsupported(f"DefaultPassBuilder.define_nopython_pipeline takes {fields}")
@@ -722,6 +806,7 @@ def install():
     except Exception as error:
         disable(error)
         return False
+    _record_models()
     _ACTIVE[0] = True
     return True
 

@@ -16,7 +16,8 @@ only, and alone gives correct results on every numba the package declares:
   so that progress bars (:func:`restart_eta`) can leave a compiling step out of their ETA.
 
 The compile accelerator (:mod:`parsimony._compile_accelerator`: one compile per argument type,
-kernels called from kernels compiled to LLVM IR only, cheaper compile sessions, a cache stamped
+kernels called from kernels compiled to LLVM IR only, the package's records passed to kernels
+whole, cheaper compile sessions, a cache stamped
 with the whole package, a helper process for :func:`precompile`) relies on numba's and llvmlite's
 private names: it is loaded only for the numba and llvmlite versions it is tested with
 (:data:`ACCELERATOR_TESTED`) and never breaks a fit (any failure falls back to this layer with

@@ -192,6 +192,36 @@ def test_reference_counting_finds_the_meminfos_numba_finds():
     assert len(builder.block.instructions) - before - emitted < emitted / 3  # the members without one: not read
 
 
+def test_the_packages_records_pass_to_kernels_whole():
+    from collections import namedtuple
+
+    from numba import typeof
+    from numba.core.registry import cpu_target
+
+    from parsimony.symbolic._intervals import make_box
+
+    @njit(cache=False)
+    def width(box, i):
+        return box.hi[i] - box.lo[i] if box.active else box.high - box.low
+
+    @njit(cache=False)
+    def total(box):
+        s = 0.0
+        for i in range(box.lo.shape[0]):
+            s += width(box, i)
+        return s
+
+    box = make_box(np.zeros(3), np.arange(1.0, 4.0), -1.0, 2.0)
+    assert total(box) == 6.0 and total(box._replace(active=False)) == 9.0
+    # a record is one LLVM argument (numba flattens it into its scalars: two arrays of 7, two floats, a bool)
+    packer = cpu_target.target_context.get_arg_packer
+    assert len(packer([typeof(box)]).argument_types) == 1
+    Other = namedtuple("Other", box._fields)  # another module's named tuple: numba's flattening
+    assert len(packer([typeof(Other(*box))]).argument_types) == 2 * 7 + 3
+    uniform = typeof(box._replace(low=np.zeros(1), high=np.ones(1), active=np.ones(1)))
+    assert len(packer([uniform]).argument_types) == 1
+
+
 def test_ir_variables_are_listed_as_numba_lists_them():
     from numba.core import compiler, ir
 
