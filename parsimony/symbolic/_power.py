@@ -301,7 +301,7 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
             if not share <= 1 - s.noisy_r2:
                 continue
             if neighbours is None:
-                neighbours = _neighbours(X[:, positive])
+                neighbours = _neighbours(X[:, positive])[:, 0]
             if not _white(residual, w, neighbours, s.white_z):
                 continue
         U = None if family is None else _u_term(monomials[j], features)

@@ -23,7 +23,8 @@ is large would rank below forms fitting the noise with one near 1). A coefficien
 coefficients within ``round`` of integers made integers.
 
 A form is offered to the search (written back as ``T^-1`` of the ratio, within ``maxsize``) only
-when it explains at least ``min_r2`` of ``T(y)``'s variance, or at least ``noisy_r2`` and what it
+when it explains at least ``min_r2`` of ``T(y)``'s variance, or at least ``noisy_r2`` (or leaves at
+most ``noise_margin`` times the noise estimated from the data, :func:`_noise_share`) and what it
 leaves is as rough as noise between neighbouring rows (:func:`_white`: a form that misses part
 of the law leaves a residual that varies smoothly with the features); least squares on a
 transformed target is not the fit's loss: the search's halls of fame judge the forms on the
@@ -32,7 +33,10 @@ loss. At most ``max_forms`` are offered, ranked by the share of ``y``'s own vari
 so shares of different ``T(y)`` do not compare). Under noise the linearisation's denominator columns
 carry the noise and bias their coefficients, so the forms near the least residual are refitted
 by their own least squares (:func:`_refined`), and a coefficient within ``integer_z`` standard
-errors of zero or an integer is also offered as that number. The settings (``features``, ``degree``, ...) are the fields of
+errors of zero or an integer is also offered as that number; where the noise is what keeps the
+numerator's sums from the triple search's gate, that search runs on denominator columns built
+from the mean of ``T(y)`` over each row's neighbours, which carry none of its own noise. The
+settings (``features``, ``degree``, ...) are the fields of
 :class:`~parsimony.symbolic.seeds.rational.RationalSettings`, which says why each has its value.
 """
 
@@ -216,9 +220,11 @@ def _best_triples(G, b, k, total, mean_h, mean_h2, left, pairs):
         left[j - k] = best
 
 
-def _supports(cols, t, w, k, settings):
+def _supports(cols, t, w, k, settings, noise_of, smooth):
     """Candidate supports for ``t`` among the columns ``cols``, of which those from ``k`` on are a
-    denominator's (``-t`` times a monomial); yields ``(support, residual share)``.
+    denominator's (``-t`` times a monomial): a list of ``(support, residual share, refit)``, and
+    the share of ``t``'s variance that is noise (estimated by ``noise_of`` on what the best
+    support of numerator columns leaves).
 
     Two beam searches (:func:`_beam`): over the numerator's columns alone, and over supports
     with exactly one denominator column, started from the ``beam`` best pairs of a numerator
@@ -229,7 +235,12 @@ def _supports(cols, t, w, k, settings):
     numerator columns alone leaves at most ``triple_gate`` of the variance (data a formula
     nearly reproduces; the linearisation's residual, small also on noisy data, would not tell),
     the ``beam`` best supports of two numerator columns and one denominator column, each
-    denominator's best pair (:func:`_best_triples`, exhaustive), follow."""
+    denominator's best pair (:func:`_best_triples`, exhaustive), follow. Where it leaves more,
+    but at most ``noise_margin`` times the noise, the same search runs with the denominators'
+    columns ``-smooth*h``, ``smooth`` the mean of ``t`` over each row's neighbours: ``-t*h``
+    carries the noise of ``t``, which shrinks ``b`` and picks another numerator pair than the
+    law's (``b`` a third of the law's in I.18.4 at noise 0.1 x RMS(y)); their supports are
+    ``refit`` (the linearisation's coefficients are biased: only the form's own fit judges them)."""
     p = w / w.sum()
     sw = np.sqrt(p)
     A = (cols - (cols @ p)[:, None]) * sw
@@ -238,11 +249,13 @@ def _supports(cols, t, w, k, settings):
     G, b = A @ A.T, A @ r
     numerator = np.arange(len(b)) < k
     h = cols[:k]  # the denominators' monomials (column j >= k is -t times h[j - k])
-    closest = np.inf
+    closest, nearest = np.inf, []
     beam = settings.beam
+    found = []
     for support, rss in _beam(G, b, total, [((), total)], numerator, settings):
-        closest = min(closest, rss)
-        yield list(support), max(rss, 0.0) / total
+        if rss < closest:
+            closest, nearest = rss, list(support)
+        found.append((list(support), max(rss, 0.0) / total, False))
     # pairs (i, j), i a numerator column and j a denominator's: the residual after both
     d = np.diag(G)
     Gn, Gd, Gx = d[:k, None], d[None, k:], G[:k, k:]
@@ -256,17 +269,27 @@ def _supports(cols, t, w, k, settings):
              if flat[f] > 0]
     if pairs:
         pairs.sort(key=lambda item: (item[1], item[0]))
-        for support, rss in pairs:
-            yield list(support), max(rss, 0.0) / total
-        for support, rss in _beam(G, b, total, pairs, numerator, settings):
-            yield list(support), max(rss, 0.0) / total
-    if not closest <= settings.triple_gate * total or closest <= settings.exact * total:
-        return
+        found += [(list(support), max(rss, 0.0) / total, False) for support, rss in pairs]
+        found += [(list(support), max(rss, 0.0) / total, False)
+                  for support, rss in _beam(G, b, total, pairs, numerator, settings)]
+    noise = min(noise_of(nearest), settings.max_noise) if nearest else 0.0
+    if closest <= settings.exact * total:
+        return found, noise
+    if closest <= settings.triple_gate * total:
+        found += _triples(G, b, k, total, h, p, beam, False)
+    elif closest <= settings.noise_margin * noise * total:
+        A[k:] = -(smooth * h - ((smooth * h) @ p)[:, None]) * sw
+        found += _triples(A @ A.T, A @ r, k, total, h, p, beam, True)
+    return found, noise
+
+
+def _triples(G, b, k, total, h, p, beam, refit):
+    """The ``beam`` best supports of two numerator columns and one denominator column
+    (:func:`_best_triples`), as :func:`_supports` lists them."""
     left, best = np.empty(len(b) - k), np.empty((len(b) - k, 2), dtype=np.int64)
     _best_triples(np.ascontiguousarray(G), np.ascontiguousarray(b), k, total, h @ p, (h * h) @ p, left, best)
-    for j in np.argsort(left, kind="stable")[:beam]:
-        if np.isfinite(left[j]):
-            yield [int(best[j, 0]), int(best[j, 1]), int(j) + k], left[j] / total
+    return [([int(best[j, 0]), int(best[j, 1]), int(j) + k], left[j] / total, refit)
+            for j in np.argsort(left, kind="stable")[:beam] if np.isfinite(left[j])]
 
 
 class _Target:
@@ -388,13 +411,23 @@ def _target_share(y, target, transform, residual):
     return share if np.isfinite(share) else np.inf
 
 
-def _neighbours(X):
-    """Each row's nearest other row of ``X`` (columns standardised)."""
+def _neighbours(X, k=1):
+    """Each row's ``k`` nearest other rows of ``X`` (columns standardised), nearest first: rows by
+    ``k`` columns."""
     from scipy.spatial import cKDTree
 
     spread = X.std(axis=0)
     Z = (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    return cKDTree(Z).query(Z, k=2)[1][:, 1]
+    return cKDTree(Z).query(Z, k=k + 1)[1][:, 1:]
+
+
+def _noise_share(residual, target, neighbour):
+    """An upper estimate of the share of the target's variance that is noise, from what a fit
+    leaves: half the mean squared difference of ``residual`` between neighbouring rows (noise
+    independent of the features; what the fit misses adds its own change between neighbours)."""
+    with np.errstate(all="ignore"):
+        share = float(target.p @ (residual - residual[neighbour]) ** 2 / (2 * target.variance))
+    return share if np.isfinite(share) else 0.0
 
 
 def _white(residual, w, neighbour, z):
@@ -600,7 +633,7 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     both = np.empty((2 * k, cols.shape[1]))  # the columns, then -t times them (a non-finite row: 0)
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
-    neighbours = _neighbours(X[:, features])
+    neighbours = _neighbours(X[:, features], s.neighbours)
     for transform in TRANSFORMS:
         t = _transformed(y, transform)
         if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
@@ -611,37 +644,54 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
             suspect = np.flatnonzero(~np.isfinite(np.abs(t).max() * largest))
         bad = suspect[~np.all(np.isfinite(both[k + suspect]), axis=1)]
         both[k + bad] = 0.0
-        step = -(-len(t) // s.search_rows)
-        target = _Target(t, w)
-        found = []
-        for selected, share in _supports(both[:, ::step], t[::step], w[::step], k, s):
-            if share <= max(s.linearised * (1 - s.min_r2), 1 - s.noisy_r2):
-                design, n_num = both[selected], sum(j < k for j in selected)  # (a support is sorted)
-                coefs, constant = _fit(design, target, s.snap)
-                found.append((_share(design, target, n_num, coefs, constant), selected, design, n_num, coefs,
-                              constant))
-        fitted += len(found)
-        floor = min((f[0] for f in found), default=np.inf)
-        for share, selected, design, n_num, coefs, constant in found:
-            errors = None
-            if share <= s.refine_within * floor:  # near the least any support leaves: noise and the law
-                coefs, constant, errors = _refined(design, target, n_num, coefs, constant, s.exact)
-                coefs, constant = _rounded(coefs, constant, target, s.snap)
-                share = _share(design, target, n_num, coefs, constant)
-            variants = [(coefs, constant, share)]
-            integral = _rounded(coefs, constant, target, s.round, errors, s.integer_z)
-            if not np.array_equal(integral[0], coefs) or integral[1] != constant:
-                variants.append((*integral, _share(design, target, n_num, *integral)))
-            for coefs, constant, share in variants:
-                if share > 1 - s.min_r2 and not (share <= 1 - s.noisy_r2 and _white(
-                        _residual(design, target, n_num, coefs, constant), w, neighbours, s.white_z)):
-                    continue
-                tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
-                cplx = int(weights[tree[0]].sum())
-                if cplx <= maxsize:
-                    left = _target_share(y, target, transform, _residual(design, target, n_num, coefs, constant))
-                    models.append((np.log(max(left, s.exact)) + s.token_price * cplx, len(models), tree))
+        fitted += _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neighbours, weights,
+                                   maxsize, s)
     return _distinct_best(models, s.max_forms), fitted
+
+
+def _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neighbours, weights, maxsize, s):
+    """Appends to ``models`` the forms of ``T(y) = t`` (:func:`rational_forms`) and returns the number
+    of supports fitted. A form is offered when it explains ``min_r2``, or leaves at most
+    ``noisy_r2``'s share or ``noise_margin`` times the noise (:func:`_noise_share`) and what it
+    leaves is white (:func:`_white`)."""
+    step = -(-len(t) // s.search_rows)
+    target = _Target(t, w)
+
+    def noise_of(support):  # the noise's share, on what the numerator columns ``support`` leave
+        coefs, constant = _fit(both[support], target, 0.0)
+        return _noise_share(t - constant - coefs @ both[support], target, neighbours[:, 0])
+
+    smooth = t[neighbours].mean(axis=1)[::step]
+    supports, noise = _supports(both[:, ::step], t[::step], w[::step], k, s, noise_of, smooth)
+    noisy = max(1 - s.noisy_r2, s.noise_margin * noise)
+    found = []
+    for selected, share, refit in supports:
+        if share <= max(s.linearised * (1 - s.min_r2), noisy):
+            design, n_num = both[selected], sum(j < k for j in selected)  # (a support is sorted)
+            coefs, constant = _fit(design, target, s.snap)
+            found.append((_share(design, target, n_num, coefs, constant), refit, selected, design, n_num, coefs,
+                          constant))
+    floor = min((f[0] for f in found), default=np.inf)
+    for share, refit, selected, design, n_num, coefs, constant in found:
+        errors = None
+        if refit or share <= s.refine_within * floor:  # near the least any support leaves: noise and the law
+            coefs, constant, errors = _refined(design, target, n_num, coefs, constant, s.exact)
+            coefs, constant = _rounded(coefs, constant, target, s.snap)
+            share = _share(design, target, n_num, coefs, constant)
+        variants = [(coefs, constant, share)]
+        integral = _rounded(coefs, constant, target, s.round, errors, s.integer_z)
+        if not np.array_equal(integral[0], coefs) or integral[1] != constant:
+            variants.append((*integral, _share(design, target, n_num, *integral)))
+        for coefs, constant, share in variants:
+            if share > 1 - s.min_r2 and not (share <= noisy and _white(
+                    _residual(design, target, n_num, coefs, constant), w, neighbours[:, 0], s.white_z)):
+                continue
+            tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
+            cplx = int(weights[tree[0]].sum())
+            if cplx <= maxsize:
+                left = _target_share(y, target, transform, _residual(design, target, n_num, coefs, constant))
+                models.append((np.log(max(left, s.exact)) + s.token_price * cplx, len(models), tree))
+    return len(found)
 
 
 def _distinct_best(models, max_forms):

@@ -97,6 +97,23 @@ class RationalSettings:
     """A coefficient within this many standard errors of an integer (the form's own least squares,
     :func:`~parsimony.symbolic._rational._refined`) is also offered as the integer: the data do not
     tell them apart (at noise 0 the errors vanish and ``round`` decides alone)."""
+    noise_margin: float = 1.5
+    """A support is fitted, and a form offered when what it leaves is white, when it leaves at most
+    this many times the share of ``T(y)``'s variance that is noise (estimated from what the best
+    sum of numerator columns leaves, :func:`~parsimony.symbolic._rational._noise_share`, an upper
+    estimate up to its spread), and where that sum leaves more than ``triple_gate`` but at most
+    this many times the noise the triples are searched on denominators free of noise. With
+    ``max_noise`` and ``neighbours`` (one change, measured together; values not varied):
+    ``python benchmarks/sqr_recovery.py --noise 0.1 --jobs 1`` the 60 30 -> 32 (I_16_6, I_18_4;
+    none lost), the other 59 27 -> 27; ``python benchmarks/sqr_form_seeders.py --seeder rational``
+    at noise 0.1 see the commit that added it."""
+    max_noise: float = 0.25
+    """The noise estimate is taken as at most this share (a fit that misses much leaves a residual
+    whose own change between neighbours the estimate counts as noise): noise of 0.1 x RMS(y) is
+    2-17% of the 60's targets' variance."""
+    neighbours: int = 8
+    """Rows each row's ``smooth`` value of ``T(y)`` averages (its nearest, itself left out: none of
+    its own noise, and the neighbours' shrunk by this many)."""
     triple_gate: float = 0.05
     """A numerator's sum leaves at most this share: every (2 numerator, 1 denominator) support is
     scored exactly (recovery at noise 0 36/60 -> 38/60 with it)."""
