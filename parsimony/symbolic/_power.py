@@ -13,7 +13,7 @@ Every ``(g, U)`` on the grid is scored at once by projecting ``log|g|`` off the 
 columns (the residual's share left by the best ``k``); the ``beam`` best have ``a`` refined
 (a fine grid, then zooms into its best basins), their exponents rounded to halves, ``c`` refitted, and offered when they
 explain ``min_r2`` of ``y``'s variance (or ``noisy_r2`` and what they leave is as rough as noise,
-:func:`~parsimony.symbolic._rational._white`). A dimensionless group inside a transcendental
+:func:`~parsimony.symbolic._noise.white`). A dimensionless group inside a transcendental
 function times a power law is the common shape of physical laws (Boltzmann and Planck factors,
 relativistic and binomial factors ``(1 - v^2/c^2)^(-1/2)``, ``sin(theta/2)^-4``) that neither a
 sum of terms nor a ratio of monomials reaches. The settings are the fields of
@@ -29,7 +29,8 @@ import math
 import numpy as np
 
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
-from ._rational import _distinct_best, _neighbours, _term, _white, _Writer
+from ._noise import nearest_rows, white
+from ._rational import _distinct_best, _term, _Writer
 
 #: The functions ``g`` of a form: their name, the unary operators that write them, and whether
 #: the grid of ``t = a * max|U|`` is one-sided (``1 + u`` is positive for ``t > -1`` only).
@@ -301,8 +302,8 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
             if not share <= 1 - s.noisy_r2:
                 continue
             if neighbours is None:
-                neighbours = _neighbours(X[:, positive])[:, 0]
-            if not _white(residual, w, neighbours, s.white_z):
+                neighbours = nearest_rows(X[:, positive])[:, 0]
+            if not white(residual, w, neighbours, s.white_z):
                 continue
         U = None if family is None else _u_term(monomials[j], features)
         tree = writer.form(c, exponents, positive, family, a, U, k)

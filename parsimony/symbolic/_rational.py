@@ -24,8 +24,10 @@ coefficients within ``round`` of integers made integers.
 
 A form is offered to the search (written back as ``T^-1`` of the ratio, within ``maxsize``) only
 when it explains at least ``min_r2`` of ``T(y)``'s variance, or at least ``noisy_r2`` (or leaves at
-most ``noise_margin`` times the noise estimated from the data, :func:`_noise_share`) and what it
-leaves is as rough as noise between neighbouring rows (:func:`_white`: a form that misses part
+most ``noise_margin`` times the noise estimated from the data, the
+:func:`~parsimony.symbolic._noise.neighbour_variance` of what the best sum of numerator columns
+leaves) and what it leaves is as rough as noise between neighbouring rows
+(:func:`~parsimony.symbolic._noise.white`: a form that misses part
 of the law leaves a residual that varies smoothly with the features); least squares on a
 transformed target is not the fit's loss: the search's halls of fame judge the forms on the
 loss. At most ``max_forms`` are offered, ranked by the share of ``y``'s own variance they leave
@@ -50,6 +52,7 @@ import numpy as np
 
 from .._numba import njit
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
+from ._noise import nearest_rows, neighbour_variance, white
 
 TRANSFORMS = ("identity", "square", "inverse", "log")
 INVERSE_OP = {"square": SQRT, "log": EXP}  # the unary operator writing T^-1 (inverse: 1/...)
@@ -278,7 +281,8 @@ def _supports(cols, t, w, k, settings, noise_of, smooth):
     if closest <= settings.triple_gate * total:
         found += _triples(G, b, k, total, h, p, beam, False)
     elif closest <= settings.noise_margin * noise * total:
-        A[k:] = -(smooth * h - ((smooth * h) @ p)[:, None]) * sw
+        smoothed = smooth() * h
+        A[k:] = -(smoothed - (smoothed @ p)[:, None]) * sw
         found += _triples(A @ A.T, A @ r, k, total, h, p, beam, True)
     return found, noise
 
@@ -409,39 +413,6 @@ def _target_share(y, target, transform, residual):
         variance = target.p @ (y - target.p @ y) ** 2
         share = float(target.p @ (y - fitted) ** 2 / variance)
     return share if np.isfinite(share) else np.inf
-
-
-def _neighbours(X, k=1):
-    """Each row's ``k`` nearest other rows of ``X`` (columns standardised), nearest first: rows by
-    ``k`` columns."""
-    from scipy.spatial import cKDTree
-
-    spread = X.std(axis=0)
-    Z = (X - X.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    return cKDTree(Z).query(Z, k=k + 1)[1][:, 1:]
-
-
-def _noise_share(residual, target, neighbour):
-    """An upper estimate of the share of the target's variance that is noise, from what a fit
-    leaves: half the mean squared difference of ``residual`` between neighbouring rows (noise
-    independent of the features; what the fit misses adds its own change between neighbours)."""
-    with np.errstate(all="ignore"):
-        share = float(target.p @ (residual - residual[neighbour]) ** 2 / (2 * target.variance))
-    return share if np.isfinite(share) else 0.0
-
-
-def _white(residual, w, neighbour, z):
-    """Whether ``residual`` is as rough as noise between neighbouring rows: half its mean
-    squared difference to the nearest row's is its variance for noise independent of the
-    features (1 up to ``sqrt(2/n)``, measured on uniform rows in 1 to 5 dimensions), less for
-    a residual that varies smoothly with them (a form that misses part of the law); ``z``
-    standard deviations below 1 still pass."""
-    p = w / w.sum()
-    spread = p @ (residual - p @ residual) ** 2
-    if not (np.all(np.isfinite(residual)) and spread > 0):
-        return False
-    ratio = p @ (residual - residual[neighbour]) ** 2 / (2 * spread)
-    return bool(ratio >= 1 - z * np.sqrt(2.0 / len(residual)))
 
 
 def _phase(X, y, features):
@@ -633,7 +604,7 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     both = np.empty((2 * k, cols.shape[1]))  # the columns, then -t times them (a non-finite row: 0)
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
-    neighbours = _neighbours(X[:, features], s.neighbours)
+    neighbours = nearest_rows(X[:, features], s.neighbours)
     for transform in TRANSFORMS:
         t = _transformed(y, transform)
         if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
@@ -652,16 +623,19 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
 def _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neighbours, weights, maxsize, s):
     """Appends to ``models`` the forms of ``T(y) = t`` (:func:`rational_forms`) and returns the number
     of supports fitted. A form is offered when it explains ``min_r2``, or leaves at most
-    ``noisy_r2``'s share or ``noise_margin`` times the noise (:func:`_noise_share`) and what it
-    leaves is white (:func:`_white`)."""
+    ``noisy_r2``'s share or ``noise_margin`` times the noise (the ``neighbour_variance`` of what the
+    best sum of numerator columns leaves) and what it leaves is white (:mod:`~parsimony.symbolic._noise`)."""
     step = -(-len(t) // s.search_rows)
     target = _Target(t, w)
 
     def noise_of(support):  # the noise's share, on what the numerator columns ``support`` leave
         coefs, constant = _fit(both[support], target, 0.0)
-        return _noise_share(t - constant - coefs @ both[support], target, neighbours[:, 0])
+        share = neighbour_variance(t - constant - coefs @ both[support], target.p, neighbours[:, 0]) / target.variance
+        return share if np.isfinite(share) else 0.0
 
-    smooth = t[neighbours].mean(axis=1)[::step]
+    def smooth():  # T(y)'s mean over each row's neighbours, on the search's rows
+        return t[neighbours].mean(axis=1)[::step]
+
     supports, noise = _supports(both[:, ::step], t[::step], w[::step], k, s, noise_of, smooth)
     noisy = max(1 - s.noisy_r2, s.noise_margin * noise)
     found = []
@@ -683,7 +657,7 @@ def _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neig
         if not np.array_equal(integral[0], coefs) or integral[1] != constant:
             variants.append((*integral, _share(design, target, n_num, *integral)))
         for coefs, constant, share in variants:
-            if share > 1 - s.min_r2 and not (share <= noisy and _white(
+            if share > 1 - s.min_r2 and not (share <= noisy and white(
                     _residual(design, target, n_num, coefs, constant), w, neighbours[:, 0], s.white_z)):
                 continue
             tree = _write(writer, transform, selected, coefs, constant, terms, k, X)

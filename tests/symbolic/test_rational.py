@@ -7,7 +7,8 @@ from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, EXP, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
-from parsimony.symbolic._rational import _fit, _neighbours, _refined, _rounded, _Target, _white, rational_forms
+from parsimony.symbolic._noise import nearest_rows, white
+from parsimony.symbolic._rational import _fit, _refined, _rounded, _Target, rational_forms
 from parsimony.symbolic.seeds import RationalSettings
 
 from ._helpers import predict_tree
@@ -80,13 +81,13 @@ def test_noise_passes_the_roughness_test_and_a_smooth_misfit_does_not():
     for seed in range(10):
         rng = np.random.default_rng(seed)
         X = rng.uniform(0, 1, (1000, 3))
-        neighbour = _neighbours(X)[:, 0]
+        neighbour = nearest_rows(X)[:, 0]
         w = np.ones(1000)
-        assert _white(rng.normal(size=1000), w, neighbour, 3.0)
+        assert white(rng.normal(size=1000), w, neighbour, 3.0)
         # a misfit as large as the noise: the ratio is about 0.5, 10 standard deviations below 1
         misfit = np.sin(3 * X[:, 0]) + X[:, 1] ** 2
         misfit = (misfit - misfit.mean()) / misfit.std()
-        assert not _white(misfit + rng.normal(size=1000), w, neighbour, 3.0)
+        assert not white(misfit + rng.normal(size=1000), w, neighbour, 3.0)
 
 
 def test_the_refined_denominator_is_unbiased_under_noise():
