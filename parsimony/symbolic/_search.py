@@ -857,7 +857,7 @@ def snap_allowance(base, price, rows, made, squared=False) -> float:
     return max(price, base * math.expm1(exponent))
 
 
-def _simpler_wins(new, old, price, data) -> bool:
+def simpler_wins(new, old, price, data) -> bool:
     """Whether the entry ``new`` ``(loss, ops, feats, vals)`` of the final front replaces ``old`` of
     its complexity: the one with fewer fitted constants (values :func:`snap_values` would change)
     wins when its loss exceeds the other's by at most :func:`snap_allowance` of the other for
@@ -878,7 +878,7 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, loss, weights, maxsize
     :data:`SNAP_PRICE` of the best constant's loss ``baseline``, or what the Schwarz criterion
     grants, :func:`snap_allowance`; not on integer targets nor on fewer than
     :data:`SNAP_MIN_ROWS` distinct rows; of two entries then of one complexity the one with fewer
-    constants that are not simple when the data cannot tell them apart, :func:`_simpler_wins`),
+    constants that are not simple when the data cannot tell them apart, :func:`simpler_wins`),
     keep the Pareto front (``loss`` the search's :class:`~parsimony.losses.Loss`, whose best
     constant is a row).
 
@@ -928,7 +928,7 @@ def _final_front(run: _Evolution, hof: HallsOfFame, data, loss, weights, maxsize
                 loss = new_loss
         cplx, entry = int(weights[ops].sum()), (loss, ops, feats, vals)
         if np.isfinite(loss) and cplx <= maxsize and (cplx not in best or (
-                _simpler_wins(entry, best[cplx], SNAP_PRICE * baseline, data) if snap else loss < best[cplx][0])):
+                simpler_wins(entry, best[cplx], SNAP_PRICE * baseline, data) if snap else loss < best[cplx][0])):
             best[cplx] = entry
     return [{"complexity": c, "loss": float(best[c][0]), "ops": best[c][1], "feats": best[c][2], "vals": best[c][3]}
             for c in pareto_complexities({c: entry[0] for c, entry in best.items()}, baseline)]

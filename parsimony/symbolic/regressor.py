@@ -20,7 +20,7 @@ from ._front import LAW_COVERAGE_ERRORS, EngineFit, calibration_tolerance, cover
 from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
 from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
-from ._search import constant_baseline, pareto_complexities, search_fronts
+from ._search import SNAP_PRICE, constant_baseline, pareto_complexities, search_fronts, simpler_wins
 from ._units import Units, to_user_units, unit_free_complexity
 
 
@@ -269,10 +269,20 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
     """The front found in the search's ``units``, written in the user's (:func:`to_user_units`),
     its losses recomputed on ``(X, y, w)``, each row's ``enclosure`` of the prediction over
     ``box`` added (``(nan, nan)`` where not certified), the rows not certified dropped when
-    ``certify``, the rest kept Pareto-optimal."""
+    ``certify``, the rest kept Pareto-optimal.
+
+    Rows of the search's front that the user's units write with as many tokens are compared as
+    the search compares entries of one complexity (:func:`~parsimony.symbolic._search.simpler_wins`),
+    on their constants in the search's units: the one with fewer fitted constants wins when the
+    data cannot tell it from the other. A law the search writes ``x0*x1/(x2 + 1)`` carries a
+    unit constant in other units (``1e-7*x0*x1/(x2 + 1)``), where its refit twin
+    ``0.998*x0*x1/(x2 + 1)``, 2 tokens more in the search's units, ties it in tokens; by loss
+    alone the twin took the law's place on the front in every units but the search's own, so the
+    model found depended on the units of ``X`` and ``y``."""
     Xt = np.ascontiguousarray(X.T)
     data = make_data(Xt, y, w, loss)
-    rows = {}
+    price = SNAP_PRICE * constant_baseline(y, w, loss)
+    rows, found = {}, {}  # found: per complexity, the kept row as the search wrote it, its loss the user's
     for row in front:
         ops, feats, vals = to_user_units(row["ops"], row["feats"], row["vals"], units, weights)
         n = len(ops)
@@ -283,7 +293,9 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
         value = tree_loss(ops, feats, vals, n, data, make_workspace(n, len(y)))
         # (the engine's own count where the search's formula is written as it is)
         cplx = int(row["complexity"]) if ops is row["ops"] else int(weights[ops].sum())
-        if np.isfinite(value) and (cplx not in rows or value < rows[cplx]["loss"]):
+        entry = (float(value), row["ops"], row["feats"], row["vals"])
+        if np.isfinite(value) and (cplx not in rows or simpler_wins(entry, found[cplx], price, data)):
+            found[cplx] = entry
             rows[cplx] = {"complexity": cplx, "loss": float(value), "ops": ops, "feats": feats, "vals": vals,
                           "enclosure": (float(low), float(high)),  # (the exhaustive proof holds in the search's units)
                           "certified": bool(row.get("certified", False)) and units.is_identity}

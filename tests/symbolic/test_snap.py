@@ -11,7 +11,7 @@ from parsimony.symbolic._expressions import (
 )
 from parsimony.symbolic._search import (
     SNAP_PRICE, SearchSettings, _Evolution, _fresh_state, _mutation_vector, constant_baseline,
-    _simpler_wins, search_kernel_settings, snap_allowance, snap_values,
+    simpler_wins, search_kernel_settings, snap_allowance, snap_values,
 )
 
 
@@ -122,11 +122,11 @@ def test_of_one_complexity_the_entry_with_fewer_fitted_constants_wins_when_the_d
     run, _ = _run(X, y)
     simple, fitted = (from_tokens([k, "x0", "mul", 0.123, "add"]) for k in (0.5, 0.4966))
     one = snap_allowance(1.0, 0.0, 1000, 1)  # of a loss of 1, on 1,000 equally weighted rows
-    assert _simpler_wins((1.0 + 0.9 * one, *simple), (1.0, *fitted), 0.0, run.data)
-    assert not _simpler_wins((1.0 + 1.1 * one, *simple), (1.0, *fitted), 0.0, run.data)
+    assert simpler_wins((1.0 + 0.9 * one, *simple), (1.0, *fitted), 0.0, run.data)
+    assert not simpler_wins((1.0 + 1.1 * one, *simple), (1.0, *fitted), 0.0, run.data)
     # the other way round: the fitted entry must beat the simple one by more than the allowance
-    assert not _simpler_wins((1.0 - 0.9 * one, *fitted), (1.0, *simple), 0.0, run.data)
-    assert _simpler_wins((1.0 - 1.1 * one, *fitted), (1.0, *simple), 0.0, run.data)
+    assert not simpler_wins((1.0 - 0.9 * one, *fitted), (1.0, *simple), 0.0, run.data)
+    assert simpler_wins((1.0 - 1.1 * one, *fitted), (1.0, *simple), 0.0, run.data)
     # as many fitted constants: the lower loss
-    assert _simpler_wins((0.99, *fitted), (1.0, *fitted), 0.0, run.data)
-    assert not _simpler_wins((1.0, *simple), (0.99, *simple), 0.0, run.data)
+    assert simpler_wins((0.99, *fitted), (1.0, *fitted), 0.0, run.data)
+    assert not simpler_wins((1.0, *simple), (0.99, *simple), 0.0, run.data)

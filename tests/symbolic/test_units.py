@@ -1,11 +1,14 @@
 """The search's units (parsimony.symbolic._units): formulas written back exactly, the same model at any scale."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
 from parsimony.symbolic._expressions import CONST, DIV, MUL, NEG, complexity_weights, from_tokens
-from parsimony.symbolic import regressor
+from parsimony.symbolic import regressor, seeds
+from parsimony.symbolic._evaluator import make_data, make_workspace, tree_loss
 from parsimony.symbolic._front import EngineFit
 from parsimony.symbolic._units import (
     FEATURE_OFFSET, Units, power_of_ten, target_scale, to_user_units, unit_free_complexity,
@@ -176,6 +179,73 @@ def test_the_same_model_at_any_scale(which):
         pred = model.predict(Xk) / (s if which != "X" else 1.0)
         same += bool(np.allclose(pred, base.predict(X), rtol=1e-6))
     assert same >= len(ks) - 1
+
+
+def test_the_same_model_at_any_scale_when_evolution_finds_the_twin(monkeypatch):
+    """A narrower rational beam (16) sends evolution to the law's refit twin ``0.998*x0*x1/(1 + x2)``
+    on some seeds (on 2 of these 6 on 993a883 on this machine, which every other scale
+    then chose: 12 of 18 fits the same model). Wherever it is found, the model is k = 0's at every
+    scale: asserted over seeds, with a margin for a search that a rounding difference sends elsewhere."""
+    rational = next(s for s in seeds.SEEDERS if s.name == "rational")
+    monkeypatch.setattr(rational, "settings", dataclasses.replace(rational.settings, beam=16))
+    X, y = law_data()
+    same = 0
+    for seed in range(6):
+        kwargs = dict(niterations=4, populations=3, random_state=seed, progress=False)
+        base = SymbolicQuantileRegressor(**kwargs).fit(X, y).predict(X)
+        for k in (-7, 4, 12):
+            same += bool(np.allclose(SymbolicQuantileRegressor(**kwargs).fit(X, y * 10.0**k).predict(X) / 10.0**k,
+                                     base, rtol=1e-6))
+    assert same >= 17
+
+
+#: The law of :func:`law_data` as the search writes it, and its refit twin (its scale fitted to
+#: the noise): 2 tokens apart in the search's units, as many tokens in any other units.
+LAW = ["x0", "x1", "mul", 1.0, "x2", "add", "div"]
+TWIN = ["x0", "x1", "mul", 0.99848, "mul", 1.0, "x2", "add", "div"]
+
+
+def _searched(front_tokens, X, y):
+    """A stand-in for the engine: ``front_tokens`` as the search's front, whatever the data (the
+    search's data are the same in every units: :class:`Units`)."""
+    def engine(Xs, ys, w, plan, previous=None):
+        data = make_data(np.ascontiguousarray(Xs.T), ys, w, plan.losses[0])
+        front = []
+        for tokens in front_tokens:
+            ops, feats, vals = from_tokens(tokens)
+            loss = tree_loss(ops, feats, vals, len(ops), data, make_workspace(len(ops), len(ys)))
+            front.append({"complexity": int(WEIGHTS[ops].sum()), "loss": loss, "ops": ops, "feats": feats,
+                          "vals": vals})
+        return EngineFit([front], ["completed"], 0, [None])
+    return engine
+
+
+@pytest.mark.parametrize("which", ["y", "X", "both"])
+def test_a_twin_that_ties_the_law_in_other_units_does_not_take_its_place(which, monkeypatch):
+    """The search's front holds the law and its refit twin, which fits the noise better; the
+    user's units write both with as many tokens wherever they are not the search's. The law is
+    the model at every scale, as in the search's units (by loss alone the twin took its place
+    on the user's front in every other units, and was the model)."""
+    X, y = law_data()
+    base_units = Units.of(X, y, np.ones(len(y)))
+    assert base_units.is_identity
+    front = [[float(np.median(y))], ["x0", "x1", "mul"], LAW, TWIN]
+    monkeypatch.setattr(regressor, "search_fronts", _searched(front, X, y))
+    kwargs = dict(random_state=0, progress=False)
+    base = SymbolicQuantileRegressor(**kwargs).fit(X, y)
+    law, twin = (np.array(from_tokens(t)[0]) for t in (LAW, TWIN))
+    assert list(base.equations_["complexity"].iloc[-2:]) == [WEIGHTS[law].sum(), WEIGHTS[twin].sum()]
+    assert base.equations_["loss"].iloc[-1] < base.equations_["loss"].iloc[-2]  # the twin fits better
+    assert base.equations_["equation"].iloc[base.best_index_] == "x0 * x1 / (1 + x2)"
+    for k in (-12, -7, -3, 4, 9) if which != "both" else (-12, 6, 150):
+        s = 10.0**k
+        Xk, yk = (X * s if which != "y" else X), (y * s if which != "X" else y)
+        model = SymbolicQuantileRegressor(**kwargs).fit(Xk, yk)
+        pred = model.predict(Xk) / (s if which != "X" else 1.0)
+        np.testing.assert_allclose(pred, X[:, 0] * X[:, 1] / (X[:, 2] + 1), rtol=1e-9, err_msg=f"k = {k}")
+        # one row of the user's front for the two, the law's (X and y times one factor: the law
+        # is x0*x1/(x2 + 1e6), as many tokens as in the search's units, and the twin keeps its row)
+        assert len(model.equations_) == len(base.equations_) - (which != "both")
 
 
 @pytest.mark.parametrize("tokens, extra", [
