@@ -2,7 +2,8 @@
 and over a denominator, for data a closed formula (nearly) reproduces.
 
 A form is ``T(y) = (c0 + sum_i a_i m_i) / (1 + sum_j b_j h_j)`` where ``T`` is the identity,
-the square, the reciprocal or the log (each where the target allows it), and ``m_i``, ``h_j``
+the square, the reciprocal or the log (each where the target allows it; the square also where
+noise about a law near zero makes a few values negative), and ``m_i``, ``h_j``
 are *monomials* of the ``features`` most relevant features (exponents -2 to 2, at most
 ``degree`` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``), squared
 differences ``(x_i - x_j)^2``, or the *phase* ``cos(x_i - x_j)`` of the pair of features that
@@ -98,10 +99,12 @@ def _dictionary(X, features, degree, phase=None):
     return cols[ok], [t for t, k in zip(terms, ok) if k]
 
 
-def _transformed(y, name):
-    """``T(y)``, or None where the target does not allow ``T`` (or it is constant)."""
+def _transformed(y, name, floor):
+    """``T(y)``, or None where the target does not allow ``T`` (or it is constant). The square
+    allows values above ``floor`` (at most 0): noise about a positive law near zero makes some
+    ``y`` negative, and squares them; the root of the square's form is still the law's."""
     if name == "square":
-        t = y ** 2 if np.all(y > 0) else None
+        t = y ** 2 if np.all(y > floor) else None
     elif name == "inverse":
         t = 1.0 / y if np.all(y > 0) or np.all(y < 0) else None
     elif name == "log":
@@ -605,8 +608,9 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
     neighbours = nearest_rows(X[:, features], s.neighbours)
+    floor = -s.sign_z * np.sqrt(neighbour_variance(y, w / w.sum(), neighbours[:, 0]))
     for transform in TRANSFORMS:
-        t = _transformed(y, transform)
+        t = _transformed(y, transform, floor)
         if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
             continue
         with np.errstate(all="ignore"):

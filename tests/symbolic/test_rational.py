@@ -55,6 +55,26 @@ def test_a_distance_is_found_exactly():
     assert root and min(int(WEIGHTS[f[0]].sum()) for f in root) == 15  # sqrt((x0 - x1)^2 + (x2 - x3)^2)
 
 
+def test_a_distance_whose_noise_crosses_zero_is_found_under_the_square():
+    # sqrt((x0 - x1)^2 + 2 (x2 - x3)^2) nears zero: noise of 0.1 RMS(y) makes some y negative, and
+    # the square transform (the only one reaching the law) takes them
+    negative = found = 0
+    for seed in range(10):
+        rng = np.random.default_rng(seed)
+        X, X_new = _uniform(rng, 1000, [(1, 5)] * 4), _uniform(rng, 1000, [(1, 5)] * 4)
+
+        def law(Z):
+            return np.sqrt((Z[:, 0] - Z[:, 1]) ** 2 + 2 * (Z[:, 2] - Z[:, 3]) ** 2)
+
+        y = law(X) + rng.normal(0, 0.1 * np.sqrt(np.mean(law(X) ** 2)), len(X))
+        negative += bool(np.any(y < 0))
+        scale = np.sqrt(np.mean(law(X_new) ** 2))
+        found += any(np.sqrt(np.mean((predict_tree(f, X_new) - law(X_new)) ** 2)) <= 0.03 * scale
+                     for f in _forms(X, y))
+    assert negative == 10
+    assert found >= 7  # 9 of 10 measured
+
+
 def test_a_target_no_form_reproduces_gets_none_through_noise():
     # sin(2 x2) * x1 is in no form's reach: what a form leaves varies smoothly with the features
     for seed in range(3):

@@ -115,6 +115,12 @@ class RationalSettings:
     neighbours: int = 8
     """Rows each row's ``smooth`` value of ``T(y)`` averages (its nearest, itself left out: none of
     its own noise, and the neighbours' shrunk by this many)."""
+    sign_z: float = 4.0
+    """The square transform takes a target whose values are positive but for some within this many
+    noise deviations below zero (the deviation's upper estimate, the target's own
+    :func:`~parsimony.symbolic._noise.neighbour_variance`): noise about a positive law near zero
+    (``sqrt((x2 - x1)^2 + (y2 - y1)^2)``) makes a few values negative, and 4 deviations are more
+    than the largest of 30,000 normal draws."""
     triple_gate: float = 0.05
     """A numerator's sum leaves at most this share: every (2 numerator, 1 denominator) support is
     scored exactly (recovery at noise 0 36/60 -> 38/60 with it)."""
