@@ -65,6 +65,20 @@ def test_nothing_for_data_that_change_sign_or_features_that_do():
     assert forms and all(0 not in f[1][f[0] == 1] for f in forms)
 
 
+def test_a_monomial_whose_small_values_noise_carries_across_zero():
+    """Most rows of a monomial of high powers lie near 0, where noise of 0.1 x RMS(y) changes the
+    sign of a fifth of them: the seeder still reads it as one-signed and fits the power law to
+    ``y`` (not to the log of the noise), exponents and all."""
+    rng = np.random.default_rng(7)
+    X = rng.uniform(1.0, 5.0, (1000, 3))
+    law = -1.7 * X[:, 0] ** 3 * X[:, 2] / X[:, 1] ** 4
+    y = law + 0.1 * np.sqrt(np.mean(law**2)) * rng.normal(size=len(law))
+    assert 0.1 < np.mean(y > 0) < 0.4
+    forms = _forms(X, y)
+    errors = [np.sqrt(np.mean((predict_tree(f, X) - law) ** 2 / np.mean(law**2))) for f in forms]
+    assert min(errors) < 0.01, errors
+
+
 def test_forms_respect_maxsize_and_the_operators():
     X = np.random.default_rng(2).uniform(1.0, 3.0, (300, 2))
     y = 3.0 * X[:, 0] ** 2 / (np.exp(0.8 * X[:, 1] / X[:, 0]) - 1.0)

@@ -38,6 +38,14 @@ class PowerSettings:
     """Share of ``y``'s variance a form explains to be offered (the rational seeder's)."""
     noisy_r2: float = 0.9
     """Or this share, when what it leaves is as rough as noise (the rational seeder's)."""
+    sign_z: float = 4.0
+    """Noise deviations within which every row of ``y`` of the other sign than most must lie for
+    the seeder to read it as one-signed data that noise carried across 0: the largest of 1,000
+    Gaussian draws is within 4 deviations but for 6e-2 of samples, and the estimate of the
+    deviation is an upper one (:func:`~parsimony.symbolic._power._signed_rows`). Measured with what
+    came with it (the log's Gauss-Newton fit, ``c`` by least squares on ``y``; value not varied):
+    ``sqr_form_seeders.py --seeder monomial --noise 0 0.01 0.1`` 150 / 9 / 0 -> 150 / 150 / 150 of
+    150, ``--seeder power`` 132 / 83 / 9 -> 132 / 98 / 55."""
     white_z: float = 3.0
     """Standard deviations of the roughness test (the rational seeder's)."""
     max_forms: int = 4
