@@ -29,6 +29,13 @@ def neighbour_variance(residual, p, neighbour):
         return float(p @ (residual - residual[neighbour]) ** 2 / 2)
 
 
+def noise_deviation(y, w, neighbour):
+    """An upper estimate of the standard deviation of the noise in ``y`` (weights ``w``): the root
+    of its own :func:`neighbour_variance`. A seeder reads a value of ``y`` within a few of these of
+    0 as a law's value near 0 that noise may have carried across it."""
+    return np.sqrt(neighbour_variance(y, w / w.sum(), neighbour))
+
+
 def white(residual, w, neighbour, z):
     """Whether ``residual`` is as rough as noise between neighbouring rows: its
     :func:`neighbour_variance` is its variance for noise independent of the features (a ratio of 1

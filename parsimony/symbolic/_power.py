@@ -32,7 +32,7 @@ import math
 import numpy as np
 
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
-from ._noise import nearest_rows, neighbour_variance, white
+from ._noise import nearest_rows, noise_deviation, white
 from ._rational import _distinct_best, _term, _Writer
 
 #: The functions ``g`` of a form: their name, the unary operators that write them, and whether
@@ -327,7 +327,7 @@ def _signed_rows(X, Z, y, w, z):
     Where noise carries the law's values near 0 across it (a monomial of high powers spans
     decades: at noise 0.1 x RMS(y) a third of a Rydberg-like law's rows change sign), the sign of
     most rows, when every row of the other sign lies within ``z`` noise deviations of 0 (the
-    noise's variance estimated by :func:`~parsimony.symbolic._noise.neighbour_variance` of ``y``,
+    noise's deviation estimated by :func:`~parsimony.symbolic._noise.noise_deviation` of ``y``,
     an upper estimate). The log is then the power law's linearisation at its least-squares fit to
     ``y`` (:data:`GAUSS_NEWTON` steps from the fit of ``log|y|`` on the rows of that sign, weighted
     by ``w y^2``): the target ``log|f| + (y - f)/f`` on every row, weighted by ``w f^2``, so that
@@ -339,9 +339,8 @@ def _signed_rows(X, Z, y, w, z):
             return (1.0 if y[0] > 0 else -1.0), w / w.sum(), np.log(np.abs(y)), None
     sign = 1.0 if w @ (y > 0) >= w @ (y < 0) else -1.0
     neighbours = nearest_rows(X)[:, 0]
-    p = w / w.sum()
     other = sign * y <= 0
-    if not np.all(np.abs(y[other]) <= z * np.sqrt(neighbour_variance(y, p, neighbours))):
+    if not np.all(np.abs(y[other]) <= z * noise_deviation(y, w, neighbours)):
         return 0.0, None, None, neighbours
     q = np.where(other, 0.0, w * y * y)
     with np.errstate(divide="ignore"):

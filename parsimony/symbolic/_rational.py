@@ -53,7 +53,7 @@ import numpy as np
 
 from .._numba import njit
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
-from ._noise import nearest_rows, neighbour_variance, white
+from ._noise import nearest_rows, neighbour_variance, noise_deviation, white
 
 TRANSFORMS = ("identity", "square", "inverse", "log")
 INVERSE_OP = {"square": SQRT, "log": EXP}  # the unary operator writing T^-1 (inverse: 1/...)
@@ -608,7 +608,7 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
     neighbours = nearest_rows(X[:, features], s.neighbours)
-    floor = -s.sign_z * np.sqrt(neighbour_variance(y, w / w.sum(), neighbours[:, 0]))
+    floor = -s.sign_z * noise_deviation(y, w, neighbours[:, 0])
     for transform in TRANSFORMS:
         t = _transformed(y, transform, floor)
         if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
