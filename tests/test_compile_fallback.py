@@ -80,19 +80,35 @@ def _fit(mode):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def test_fits_are_the_same_with_the_accelerator_off_or_failing():
-    # the test suite's cache: numba's own cache files and the accelerator's are kept apart
-    runs = {mode: _fit(mode) for mode in ("on", "off", "install", "cache", "codegen")}
-    for mode, run in runs.items():
-        assert run["fits"] == runs["on"]["fits"], mode
-    assert runs["on"]["warnings"] == [] and runs["off"]["warnings"] == []
-    assert not runs["off"]["accelerated"]
-    for mode in ("install", "cache", "codegen"):
-        assert len(runs[mode]["warnings"]) == 1 and not runs[mode]["accelerated"], (mode, runs[mode]["warnings"])
+#: What the warning names where the accelerator fails, by the sabotage of :data:`_SABOTAGE`.
+_FAILURE = {"install": "_verify_declare_only_symbols", "cache": "sabotaged cache",
+            "codegen": "sabotaged code generation"}
+
+
+@pytest.fixture(scope="module")
+def accelerated_fits():
+    """The fits with the accelerator on (once per test process), and their checks."""
     from parsimony._numba import accelerated
 
+    run = _fit("on")
+    assert run["warnings"] == []
+    if accelerated():  # a tested numba
+        assert run["accelerated"]
+    return run
+
+
+@pytest.mark.parametrize("mode", ["off", "install", "cache", "codegen"])
+def test_fits_are_the_same_with_the_accelerator_off_or_failing(mode, accelerated_fits):
+    # the test suite's cache: numba's own cache files and the accelerator's are kept apart; a mode
+    # a test, so that test processes share the modes (each compiles every kernel it calls afresh)
+    from parsimony._numba import accelerated
+
+    run = _fit(mode)
+    assert run["fits"] == accelerated_fits["fits"]
+    assert not run["accelerated"]
+    if mode == "off":
+        assert run["warnings"] == []
+        return
+    assert len(run["warnings"]) == 1, run["warnings"]
     if accelerated():  # a tested numba: the failure is the sabotage, found where it happens
-        assert "_verify_declare_only_symbols" in runs["install"]["warnings"][0]
-        assert "sabotaged cache" in runs["cache"]["warnings"][0]
-        assert "sabotaged code generation" in runs["codegen"]["warnings"][0]
-        assert runs["on"]["accelerated"]
+        assert _FAILURE[mode] in run["warnings"][0]
