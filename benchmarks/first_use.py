@@ -23,7 +23,8 @@ The compile accelerator (``parsimony/_compile_accelerator.py``) is used as in an
 with ``PARSIMONY_COMPILE_ACCELERATOR=0`` to time numba's own pipeline (no helper process then).
 
 ``--profile`` also lists the compile time of each jitted function (exclusive of the kernels it
-calls, inclusive, and how many type specialisations were compiled) for the cold run; a
+calls, inclusive, and how many type specialisations were compiled) for the cold run, then the
+functions compiled for more than one signature (each signature's CPU and its callers); a
 ``name__from_kernels`` row is the kernel compiled to LLVM IR for the kernels that call it (see
 ``parsimony/_numba.py``), whose optimisation and machine code count in its callers' rows. ``--ir``
 lists the LLVM IR each function lowered to (lines and characters, before optimisation: what numba
@@ -68,17 +69,24 @@ if profile:
 
         def on_start(self, ev):
             fn = ev.data["dispatcher"].py_func
-            self.stack.append([f"{fn.__module__}.{fn.__qualname__}", time.perf_counter(), 0.0])
+            caller = self.stack[-1][0] if self.stack else "(Python)"
+            self.stack.append([f"{fn.__module__}.{fn.__qualname__}", time.perf_counter(), 0.0,
+                               str(tuple(ev.data["args"])), caller, time.process_time(), 0.0])
 
         def on_end(self, ev):
-            name, start, inner = self.stack.pop()
+            name, start, inner, sig, caller, cpu_start, cpu_inner = self.stack.pop()
             dt = time.perf_counter() - start
-            rec = records.setdefault(name, [0.0, 0.0, 0])
+            cpu = time.process_time() - cpu_start
+            rec = records.setdefault(name, [0.0, 0.0, 0, {}])
             rec[0] += dt - inner
             rec[1] += dt
             rec[2] += 1
+            spec = rec[3].setdefault(sig, [0.0, []])  # per signature: exclusive CPU, callers
+            spec[0] += cpu - cpu_inner
+            spec[1].append(caller)
             if self.stack:
                 self.stack[-1][2] += dt
+                self.stack[-1][6] += cpu
 
     event.register("numba:compile", _Timer())
 import parsimony
@@ -142,11 +150,12 @@ def main():
             records = cold[0]["compile"]
             print(f"\n{case}: compile time per jitted function (cold start; s, wall)")
             print(f"{'exclusive':>10} {'inclusive':>10} {'specs':>5}  function")
-            for name, (excl, incl, n) in sorted(records.items(), key=lambda kv: -kv[1][0]):
+            for name, (excl, incl, n, _) in sorted(records.items(), key=lambda kv: -kv[1][0]):
                 if excl >= 0.05:
                     print(f"{excl:10.2f} {incl:10.2f} {n:5d}  {name}")
             print(f"{sum(r[0] for r in records.values()):10.2f} {'':>10} "
                   f"{sum(r[2] for r in records.values()):5d}  total over {len(records)} functions")
+            _print_specialisations(records)
         if args.ir:
             _print_ir(case, cold[0]["ir"])
         median = statistics.median
@@ -164,6 +173,18 @@ def main():
     print("cold: empty NUMBA_CACHE_DIR; warm: a second process on the cache the first wrote. cpu: this process's, "
           "helper cpu: its helper's; load: 1-minute load average before the cold run (2 cores: a free core needs "
           "load < 1). pass*: within target in CPU time only (a busy machine).")
+
+
+def _print_specialisations(records):
+    """The functions compiled for more than one signature in the cold run: each signature's
+    exclusive compile CPU and who called it (one kernel typed twice is a full compile twice)."""
+    repeated = {name: rec[3] for name, rec in records.items() if len(rec[3]) > 1}
+    print(f"\n{len(repeated)} of {len(records)} functions compiled for more than one signature "
+          f"(CPU s, exclusive; callers)")
+    for name, specs in sorted(repeated.items(), key=lambda kv: -sum(v[0] for v in kv[1].values())):
+        print(f"{sum(v[0] for v in specs.values()):10.2f} {len(specs):5d}  {name}")
+        for sig, (cpu, callers) in specs.items():
+            print(f"{cpu:16.2f}  {sig[:160]}  <- {', '.join(sorted(set(callers)))[:120]}")
 
 
 def _print_ir(case, sizes):
