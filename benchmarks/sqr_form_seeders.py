@@ -9,6 +9,12 @@ noise ``level x RMS(y)``, seed 0:
 - power: ``c * x^e * g(a U)^k`` with ``g`` among exp, ``1 + u``, ``exp(u) - 1``, ``exp(u) + 1``,
   sin, cos, ``U`` a monomial of one or two features with exponents +-1, ``e`` and ``k`` halves in
   [-2, 2] (``k`` not 0), ``a max|U|`` in [0.2, 2] (sin and cos: their argument in (0, 1.5));
+- transformed (the rational seeder's transforms): ``exp(c - a m1 - b m2)`` (a Gaussian where the
+  monomials are squares: ``exp(c - a x^2 - b z^2)``), ``1/(c + a m1 + b m2)`` and ``m0/sqrt(1 - d h)``
+  (a relativistic-like factor: ``d h`` up to 0.3 to 0.7), ``m`` and ``h`` monomials as above (``m0``
+  of one feature), ``a m1 + b m2`` spanning 3 to 6 over the rows for the exponential and 3 to 30
+  times ``c`` for the inverse: both fall towards 0, where noise of 0.1 x RMS(y) carries some
+  values across it;
 - monomial (the power seeder's): ``c * prod x^e`` over three features, each ``e`` a whole power
   -4 to 4 but 0, ``c`` of either sign: spanning decades, most rows lie near 0, where noise of
   0.1 x RMS(y) carries a fifth to a third of them across it.
@@ -19,7 +25,7 @@ predicts 1,000 fresh noise-free rows within ``RECOVERED`` of RMS(y) (1e-6 at noi
 noise 0.01: a correct form refitted on noisy rows errs by a few 1e-3; 3e-2 at noise 0.1). ``--set field=value``
 changes one field of the seeder's settings.
 
-    python benchmarks/sqr_form_seeders.py --seeder rational|power|monomial [--set beam=16] [--count 150]
+    python benchmarks/sqr_form_seeders.py --seeder rational|transformed|power|monomial [--set beam=16] [--count 150]
         [--noise 0 0.01 0.1]
 """
 
@@ -71,6 +77,21 @@ def power_law(rng, X):
     return lambda Z: c * Z[:, x] ** e * FAMILIES[name](a * U(Z)) ** k
 
 
+def transformed_law(rng, X):
+    m1, m2, h = _monomial(rng), _monomial(rng), _monomial(rng, (1,))
+    kind, share = rng.integers(3), rng.uniform(0.2, 0.8)
+    if kind == 0:  # exp(c - a m1 - b m2): a m1 + b m2 spans 3 to 6
+        span, c = rng.uniform(3, 6), rng.uniform(-1, 1)
+        a, b = share * span / m1(X).max(), (1 - share) * span / m2(X).max()
+        return lambda Z: np.exp(c - a * m1(Z) - b * m2(Z))
+    if kind == 1:  # 1/(c + a m1 + b m2): a m1 + b m2 up to 3 to 30 times c
+        span, c = rng.uniform(3, 30), _digits(rng)
+        a, b = share * span * c / m1(X).max(), (1 - share) * span * c / m2(X).max()
+        return lambda Z: 1.0 / (c + a * m1(Z) + b * m2(Z))
+    f, d = int(rng.integers(FEATURES - 1)), rng.uniform(0.3, 0.7) / h(X).max()
+    return lambda Z: Z[:, f] / np.sqrt(1 - d * h(Z))
+
+
 def monomial_law(rng, X):
     f = rng.choice(FEATURES, size=3, replace=False)
     e = rng.choice([-4, -3, -2, -1, 1, 2, 3, 4], size=3)
@@ -107,12 +128,13 @@ def run(seeder, make_law, count: int, noise: float) -> tuple[int, int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeder", choices=["rational", "power", "monomial"], required=True)
+    parser.add_argument("--seeder", choices=["rational", "transformed", "power", "monomial"], required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--count", type=int, default=150, help="laws drawn")
     parser.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.01], choices=sorted(RECOVERED))
     args = parser.parse_args()
-    kind, make_law = {"rational": (RationalSeeder, rational_law), "power": (PowerSeeder, power_law),
+    kind, make_law = {"rational": (RationalSeeder, rational_law), "transformed": (RationalSeeder, transformed_law),
+                      "power": (PowerSeeder, power_law),
                       "monomial": (PowerSeeder, monomial_law)}[args.seeder]
     settings = kind.settings_type()
     for item in args.set:

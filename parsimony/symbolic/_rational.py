@@ -2,8 +2,9 @@
 and over a denominator, for data a closed formula (nearly) reproduces.
 
 A form is ``T(y) = (c0 + sum_i a_i m_i) / (1 + sum_j b_j h_j)`` where ``T`` is the identity,
-the square, the reciprocal or the log (each where the target allows it; the square also where
-noise about a law near zero makes a few values negative), and ``m_i``, ``h_j``
+the square, the reciprocal or the log (each where the target allows it; where noise about a law
+near zero makes a few values cross it, the square on every row and the log and the reciprocal on
+the rows above the noise, :func:`_rows`), and ``m_i``, ``h_j``
 are *monomials* of the ``features`` most relevant features (exponents -2 to 2, at most
 ``degree`` factors on at most three features: ``m1*r2/m2``, ``omega_0^2/c^2``), squared
 differences ``(x_i - x_j)^2``, or the *phase* ``cos(x_i - x_j)`` of the pair of features that
@@ -38,7 +39,9 @@ carry the noise and bias their coefficients, so the forms near the least residua
 by their own least squares (:func:`_refined`), and a coefficient within ``integer_z`` standard
 errors of zero or an integer is also offered as that number; where the noise is what keeps the
 numerator's sums from the triple search's gate, that search runs on denominator columns built
-from the mean of ``T(y)`` over each row's neighbours, which carry none of its own noise. The
+from the mean of ``T(y)`` over each row's neighbours, which carry none of its own noise. A
+transform stretches ``y``'s noise unevenly (the log's ``e/y``), so the least squares on ``T(y)``
+weigh each row by the inverse of its noise's variance there (:func:`_precision`). The
 settings (``features``, ``degree``, ...) are the fields of
 :class:`~parsimony.symbolic.seeds.rational.RationalSettings`, which says why each has its value.
 """
@@ -99,19 +102,36 @@ def _dictionary(X, features, degree, phase=None):
     return cols[ok], [t for t, k in zip(terms, ok) if k]
 
 
-def _transformed(y, name, floor):
-    """``T(y)``, or None where the target does not allow ``T`` (or it is constant). The square
-    allows values above ``floor`` (at most 0): noise about a positive law near zero makes some
-    ``y`` negative, and squares them; the root of the square's form is still the law's."""
+def _rows(y, name, level, margin):
+    """The rows ``T`` is fitted on: all (``slice(None)``) where ``y`` allows ``T`` everywhere;
+    where ``y`` is of one sign but for values within ``margin`` of 0 (noise about a law near 0),
+    all for the square (which squares them: the root of its form is still the law's), and for the
+    log and the inverse the rows whose ``level`` (``y`` about the row, none of its own noise) lies
+    beyond ``margin`` on the law's side (and ``y`` too): near 0 their ``T(y)`` is the noise's;
+    None where ``y`` crosses 0 by more (or the log, below 0)."""
+    if name == "identity" or np.all(y > 0) or (name == "inverse" and np.all(y < 0)):
+        return slice(None)
     if name == "square":
-        t = y ** 2 if np.all(y > floor) else None
-    elif name == "inverse":
-        t = 1.0 / y if np.all(y > 0) or np.all(y < 0) else None
-    elif name == "log":
-        t = np.log(y) if np.all(y > 0) else None
-    else:
-        t = y
-    return t if t is not None and np.all(np.isfinite(t)) and np.ptp(t) > 0 else None
+        return slice(None) if np.all(y > -margin) else None
+    sign = 1.0 if np.all(y > -margin) else -1.0 if name == "inverse" and np.all(y < margin) else 0.0
+    return None if sign == 0.0 else np.flatnonzero((sign * level > margin) & (sign * y > 0))
+
+
+def _transformed(y, name):
+    """``T(y)`` (``y`` of one sign for the log and the inverse), or None where it is not finite
+    or constant."""
+    with np.errstate(all="ignore"):
+        t = y ** 2 if name == "square" else 1.0 / y if name == "inverse" else np.log(y) if name == "log" else y
+    return t if len(t) > 1 and np.all(np.isfinite(t)) and np.ptp(t) > 0 else None
+
+
+def _precision(name, level):
+    """Weights for the least squares on the log (``name``) or the inverse of ``y``, in proportion
+    to the inverse of the variance of ``y``'s noise carried through them at the ``level`` about
+    each row: the log's ``e/y`` and the inverse's ``e/y^2`` grow towards 0, and unweighted the
+    rows nearest 0 would drive the ranking of supports."""
+    v = level ** 2
+    return v if name == "log" else v * v
 
 
 def _beam(G, b, total, beams, allowed, settings):
@@ -402,19 +422,19 @@ def _share(design, target, n_num, coefs, intercept):
     return share if np.isfinite(share) else np.inf
 
 
-def _target_share(y, target, transform, residual):
-    """The share of ``y``'s variance the form leaves on ``y`` itself (``T^-1`` of ``t - residual``):
-    comparable between transforms, which stretch the noise unevenly (the log where ``y`` is small)."""
+def _target_share(y, p, transform, fitted):
+    """The share of ``y``'s variance (row shares ``p``) a form leaves on ``y`` itself (``T^-1`` of
+    its ``fitted`` ``T(y)``): comparable between transforms, which stretch the noise unevenly (the
+    log where ``y`` is small)."""
     with np.errstate(all="ignore"):
-        fitted = target.t - residual
         if transform == "square":
             fitted = np.sqrt(fitted)
         elif transform == "inverse":
             fitted = 1.0 / fitted
         elif transform == "log":
             fitted = np.exp(fitted)
-        variance = target.p @ (y - target.p @ y) ** 2
-        share = float(target.p @ (y - fitted) ** 2 / variance)
+        variance = p @ (y - p @ y) ** 2
+        share = float(p @ (y - fitted) ** 2 / variance)
     return share if np.isfinite(share) else np.inf
 
 
@@ -608,28 +628,41 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
     neighbours = nearest_rows(X[:, features], s.neighbours)
-    floor = -s.sign_z * noise_deviation(y, w, neighbours[:, 0])
+    deviation = noise_deviation(y, w, neighbours[:, 0])
+    level = y[neighbours].mean(axis=1)  # y about each row, none of its own noise
     for transform in TRANSFORMS:
-        t = _transformed(y, transform, floor)
-        if t is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
+        rows = _rows(y, transform, level, s.sign_z * deviation)
+        if rows is None or (transform in INVERSE_OP and INVERSE_OP[transform] not in writer.unops):
             continue
+        t = _transformed(y[rows], transform)
+        if t is None or len(t) < s.min_rows:
+            continue
+        part, near = both, neighbours
+        if not isinstance(rows, slice):  # the rows where T is defined and above the noise
+            part, near = np.empty((2 * k, len(rows))), nearest_rows(X[rows][:, features], s.neighbours)
+            part[:k] = cols[:, rows]
         with np.errstate(all="ignore"):
-            np.multiply(-t, cols, out=both[k:])
+            np.multiply(-t, part[:k], out=part[k:])
             # (finite columns, finite t: a row is finite where the product of their largest is)
             suspect = np.flatnonzero(~np.isfinite(np.abs(t).max() * largest))
-        bad = suspect[~np.all(np.isfinite(both[k + suspect]), axis=1)]
-        both[k + bad] = 0.0
-        fitted += _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neighbours, weights,
-                                   maxsize, s)
+        bad = suspect[~np.all(np.isfinite(part[k + suspect]), axis=1)]
+        part[k + bad] = 0.0
+        precision = None if isinstance(rows, slice) else _precision(transform, level[rows])
+        fitted += _transform_forms(models, writer, X, y[rows], w[rows], precision, t, transform, part, k, terms,
+                                   near, weights, maxsize, s)
     return _distinct_best(models, s.max_forms), fitted
 
 
-def _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neighbours, weights, maxsize, s):
+def _transform_forms(models, writer, X, y, w, precision, t, transform, both, k, terms, neighbours, weights, maxsize,
+                     s):
     """Appends to ``models`` the forms of ``T(y) = t`` (:func:`rational_forms`) and returns the number
     of supports fitted. A form is offered when it explains ``min_r2``, or leaves at most
     ``noisy_r2``'s share or ``noise_margin`` times the noise (the ``neighbour_variance`` of what the
-    best sum of numerator columns leaves) and what it leaves is white (:mod:`~parsimony.symbolic._noise`)."""
+    best sum of numerator columns leaves) and what it leaves is white (:mod:`~parsimony.symbolic._noise`).
+    The fits on ``t`` weigh each row's ``w`` by its ``precision`` (:func:`_precision`; None: 1)."""
     step = -(-len(t) // s.search_rows)
+    p = w / w.sum()  # the rows' shares on y
+    w = w if precision is None else w * precision
     target = _Target(t, w)
 
     def noise_of(support):  # the noise's share, on what the numerator columns ``support`` leave
@@ -667,7 +700,7 @@ def _transform_forms(models, writer, X, y, w, t, transform, both, k, terms, neig
             tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
             cplx = int(weights[tree[0]].sum())
             if cplx <= maxsize:
-                left = _target_share(y, target, transform, _residual(design, target, n_num, coefs, constant))
+                left = _target_share(y, p, transform, t - _residual(design, target, n_num, coefs, constant))
                 models.append((np.log(max(left, s.exact)) + s.token_price * cplx, len(models), tree))
     return len(found)
 

@@ -122,7 +122,15 @@ class RationalSettings:
     positive law near zero (``sqrt((x2 - x1)^2 + (y2 - y1)^2)``) makes a few values negative, and 4
     deviations are more than the largest of 30,000 normal draws. Value not varied; with it
     ``sqr_recovery.py --noise 0.1`` the 60 32 -> 33 (I_8_14), the 59 27 -> 27, and a hand-built
-    distance at noise 0.1 found 0 -> 9 of 10 seeds (5d7c59c)."""
+    distance at noise 0.1 found 0 -> 9 of 10 seeds (5d7c59c). The log and the inverse take such a
+    target on the rows whose neighbours' mean lies more than this many deviations above zero
+    (below, for the inverse of a negative target), weighted by the inverse of their noise's
+    variance (:func:`~parsimony.symbolic._rational._rows`, ``_precision``; at least ``min_rows``
+    of them). With it ``python benchmarks/sqr_form_seeders.py --seeder transformed --count 30
+    --noise 0.01 0.1`` (hand-built exponentials, inverses and root factors, none of the AI Feynman
+    problems) 30 / 22 -> 30 / 28 of 30; ``sqr_recovery.py --noise 0.1`` the 60 33 -> 33 (two
+    constant snaps of the search's path flip: I_39_1 gained, II_38_14 lost), the 59 27 -> 27; at
+    noise 0.01 the 59 35 -> 36 (II_11_27), the 60 unchanged (every problem whose rows it changes)."""
     triple_gate: float = 0.05
     """A numerator's sum leaves at most this share: every (2 numerator, 1 denominator) support is
     scored exactly (recovery at noise 0 36/60 -> 38/60 with it)."""
