@@ -3,7 +3,8 @@ each judged by SRBench's criterion (issue 40, "Noise").
 
 Fits each problem as ``benchmarks/sqr_recovery.py`` does (``--rows`` uniform rows, Gaussian noise
 of ``level x RMS(y)``, SQR's defaults at tau .5, ``random_state=seed``) and writes one CSV line
-per front row (``--fronts``): complexity, unit-free complexity, fitted constants, training loss, coverage, the constant's loss, whether
+per front row (``--fronts``): complexity, unit-free complexity, fitted constants (in the search's units, as the
+estimator counts them), training loss, coverage, the constant's loss, whether
 it is the selected row and whether it is a solution (rows whose noise-free test R^2 is below
 ``--min-r2`` are not sent to sympy and count as no solution). Per-row training pinball losses
 go to ``--losses`` (an ``.npz``), so selection rules can be tried offline. Then, per problem and
@@ -38,7 +39,6 @@ def front_of(job) -> tuple:
     from parsimony.symbolic import SymbolicQuantileRegressor
     from parsimony.symbolic._search import constant_baseline
     from parsimony.symbolic._units import unit_free_complexity
-    from parsimony.symbolic.regressor import fitted_constants
 
     problem, noise, args = job
     X, y, X_test, y_test = generate_data(problem, args["rows"], noise, args["seed"], args["rows"] // 3)
@@ -65,7 +65,7 @@ def front_of(job) -> tuple:
                      "complexity": int(eq.complexity),
                      "unit_free": unit_free_complexity(tree["ops"], tree["feats"], tree["vals"],
                                                        model.complexity_weights_),
-                     "fitted": fitted_constants(tree["ops"], tree["vals"]), "loss": float(eq.loss), "coverage": float(eq.coverage),
+                     "fitted": tree["fitted"], "loss": float(eq.loss), "coverage": float(eq.coverage),
                      "baseline": baseline, "n_samples": len(y), "r2": r2, "solution": int(solution == "yes"),
                      "cpu": cpu, "equation": eq.equation})
     return rows, np.array(losses)

@@ -3,7 +3,8 @@
 Each fold is fitted once as ``sqr_srbench.py`` fits it (default settings changed by ``--set``,
 ``random_state`` the fold, the same folds); every row of its front is scored on the test fold
 (whole-range NQL and ACE) and stored in ``--fronts`` with its tree (``tokens``, JSON), unit-free
-complexity and fitted constants (appended as it goes, ``--resume`` goes on). Where the fit ran
+complexity and fitted constants (in the search's units, as the estimator counts them; appended as
+it goes, ``--resume`` goes on). Where the fit ran
 two searches (a signed feature, ``rescale=True``) both fronts are stored (``search``: 0 the
 features as scaled, 1 shifted; ``kept``: the front the estimator installed; ``selected``: the
 row it picks on that front), so that the choice between them can be replayed too; the rules
@@ -44,7 +45,6 @@ from sqr_srbench import (  # noqa: E402
 from parsimony.losses import Pinball  # noqa: E402
 from parsimony.metrics import absolute_coverage_error, normalized_quantile_loss  # noqa: E402
 from parsimony.symbolic import SymbolicQuantileRegressor, select_equation  # noqa: E402
-from parsimony.symbolic.regressor import fitted_constants  # noqa: E402
 from parsimony.symbolic._parameters import MODEL_SELECTIONS  # noqa: E402
 from parsimony.symbolic._search import constant_baseline  # noqa: E402
 from parsimony.symbolic._front import calibration_tolerance  # noqa: E402
@@ -88,7 +88,7 @@ def front_rows(X, y, train, test, tau, fold, settings):
                          "search": search, "kept": int(front is kept), "complexity": eq.complexity,
                          "unit_free": unit_free_complexity(tree["ops"], tree["feats"], tree["vals"],
                                                            model.complexity_weights_),
-                         "fitted": fitted_constants(tree["ops"], tree["vals"]),
+                         "fitted": tree["fitted"],  # (counted in the search's units)
                          "tokens": json.dumps([tree["ops"].tolist(), tree["feats"].tolist(), tree["vals"].tolist()]),
                          "loss": eq.loss, "score": eq.score, "coverage": eq.coverage, "equation": eq.equation,
                          "nql": normalized_quantile_loss(y[test], pred, tau, y_range=float(np.ptp(y))),

@@ -453,7 +453,7 @@ class _Evolution:
         if data.y.shape[0] <= POLISH_ROWS and others.size and np.isfinite(new):
             new, trial = self._refit(ops, feats, trial, others, new)
         tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
-        simple = all(v in snap_values(v) for v in trial[ops == CONST])  # nothing fitted is left
+        simple = fitted_constants(ops, trial) == 0  # nothing fitted is left
         tolerance = ((law_tolerance if simple else calibration_tolerance)(tau, data.w)
                      if data.loss_kind != LOSS_SQUARED else np.inf)
         if (np.isfinite(new) and new <= limit
@@ -845,6 +845,17 @@ def snap_values(value: float) -> list:
     return out
 
 
+def fitted_constants(ops, vals) -> int:
+    """How many constants of the expression ``(ops, vals)`` were fitted: every constant but one
+    :func:`snap_values` leaves as it is (an integer, or a half: what the final front's snapping
+    makes constants) below 2**53 in magnitude (beyond it every float64 is an integer)."""
+    values = np.asarray(vals, dtype=float)[np.asarray(ops) == CONST]
+    simple = np.zeros(values.shape, dtype=bool)
+    for q in SNAP_DENOMINATORS:  # (times q: exact for the powers of two)
+        simple |= np.round(values * q) == values * q
+    return int(np.sum(~simple | (np.abs(values) >= 2.0 ** 53)))
+
+
 def snap_allowance(base, price, rows, made, squared=False) -> float:
     """What making ``made`` constants simple may cost an expression of loss ``base`` on ``rows``
     (effective) rows: ``price`` (:data:`SNAP_PRICE` of the best constant's loss), or, when more,
@@ -864,7 +875,7 @@ def simpler_wins(new, old, price, data) -> bool:
     the constants it has fewer (under noise ``0.5*x/(s + 1)`` beside ``0.4966*x/(s + 1)``,
     both snapped from other entries), else the lower loss."""
     rows, squared = effective_rows(data.w), data.loss_kind == LOSS_SQUARED
-    fitted_new, fitted_old = (sum(v not in snap_values(v) for v in e[3][e[1] == CONST]) for e in (new, old))
+    fitted_new, fitted_old = (fitted_constants(e[1], e[3]) for e in (new, old))
     if fitted_new < fitted_old:
         return new[0] <= old[0] + snap_allowance(old[0], price, rows, fitted_old - fitted_new, squared)
     if fitted_new > fitted_old:

@@ -20,7 +20,9 @@ from ._front import LAW_COVERAGE_ERRORS, EngineFit, calibration_tolerance, cover
 from ._intervals import REFINE_BUDGET, Box, make_box, refined_enclosure, tight_enclosure
 from ._parameters import domain_bounds, fit_plan, validated
 from ._pysr import fit_fronts, pysr_available
-from ._search import SNAP_PRICE, constant_baseline, pareto_complexities, search_fronts, simpler_wins
+from ._search import (
+    SNAP_PRICE, constant_baseline, fitted_constants, pareto_complexities, search_fronts, simpler_wins,
+)
 from ._units import Units, to_user_units, unit_free_complexity
 
 
@@ -122,12 +124,13 @@ def select_equation(equations: pd.DataFrame, model_selection: str, quantile=None
     approximation of ``omega_0/(1 - v/c)`` is still an approximation).
 
     Its noise counterpart, with ``fitted_constants`` (per row, how many of its constants were
-    fitted: :func:`fitted_constants`), taken after the tie-break below: the row of lowest Schwarz
-    criterion (as ``"sic"``'s) among the rows at least as complex as the choice replaces it when
-    it fits at most :data:`LAW_CONSTANTS` (one) constant, is calibrated and has
+    fitted: :func:`fitted_constants`, the estimator counting them in the search's units, see
+    :func:`user_front`), taken after the tie-break below: the row of lowest Schwarz criterion
+    (as ``"sic"``'s) among the rows at least as complex as the choice replaces it when it fits
+    at most :data:`LAW_CONSTANTS` (one) constant, is calibrated and has
     :data:`ROWS_PER_TOKEN` rows per unit of complexity. A row without fitted constants was not
     fitted to these targets, so its training loss is an honest estimate of its loss on new data;
-    one whose one constant is its scale (``m v^2/2``, ``q/(4 pi eps r^2)``) is a law up to its
+    one whose one constant is its scale (``q/(4 pi eps r^2)``) is a law up to its
     units, its loss optimistic by one constant's worth; no longer row lowers it by more than the
     Schwarz price of the extra tokens, so the data cannot tell it from the law that generated
     them (``rho_0/sqrt(1 - v^2/c^2)`` at noise 0.01 x RMS(y): its loss is 0.30 of
@@ -249,13 +252,6 @@ def _schwarz_criterion(loss, c, n_samples, squared_loss, who: str) -> np.ndarray
         return (0.5 if squared_loss else 1.0) * np.log(loss) + c * np.log(n_samples) / (2.0 * n_samples)
 
 
-def fitted_constants(ops, vals) -> int:
-    """How many constants of the expression ``(ops, vals)`` were fitted: every constant but an
-    integer below 2**53 in magnitude (beyond it every float64 is an integer)."""
-    values = np.asarray(vals, dtype=float)[np.asarray(ops) == CONST]
-    return int(np.sum((values != np.round(values)) | (np.abs(values) >= 2.0 ** 53)))
-
-
 def certified_box(lo, hi, y) -> Box:
     """The :data:`~parsimony.symbolic._intervals.Box` of features in ``[lo, hi]`` whose admitted
     expressions' enclosures lie within :data:`ENCLOSURE_SPANS` times the range of the targets
@@ -278,7 +274,9 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
     unit constant in other units (``1e-7*x0*x1/(x2 + 1)``), where its refit twin
     ``0.998*x0*x1/(x2 + 1)``, 2 tokens more in the search's units, ties it in tokens; by loss
     alone the twin took the law's place on the front in every units but the search's own, so the
-    model found depended on the units of ``X`` and ``y``."""
+    model found depended on the units of ``X`` and ``y``. For the same reason each row's
+    ``fitted`` (what model selection counts, :func:`fitted_constants`) is counted in the search's
+    units: the law's 1e-7 above is the units', not a fit."""
     Xt = np.ascontiguousarray(X.T)
     data = make_data(Xt, y, w, loss)
     price = SNAP_PRICE * constant_baseline(y, w, loss)
@@ -298,12 +296,14 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
             found[cplx] = entry
             rows[cplx] = {"complexity": cplx, "loss": float(value), "ops": ops, "feats": feats, "vals": vals,
                           "enclosure": (float(low), float(high)),  # (the exhaustive proof holds in the search's units)
-                          "certified": bool(row.get("certified", False)) and units.is_identity}
+                          "certified": bool(row.get("certified", False)) and units.is_identity,
+                          "fitted": fitted_constants(row["ops"], row["vals"])}
     if not rows:  # nothing certified: the best constant
         value = loss.optimal_constant(y, w)
         rows[int(weights[CONST])] = {"complexity": int(weights[CONST]), "loss": float(loss.baseline(y, w)),
                                      "ops": np.array([CONST]), "feats": np.zeros(1, dtype=np.int64),
-                                     "vals": np.array([value]), "enclosure": (value, value)}
+                                     "vals": np.array([value]), "enclosure": (value, value),
+                                     "fitted": fitted_constants(np.array([CONST]), np.array([value]))}
     keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss))
     return [rows[c] for c in keep]
 
@@ -639,7 +639,7 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         indices = [select_equation(f, self.model_selection, q if isinstance(loss, Pinball) else None,
                                    calibration_tolerance(q, w), squared_loss=isinstance(loss, Squared),
                                    n_samples=n_eff, baseline=constant_baseline(y, w, loss),
-                                   fitted_constants=[fitted_constants(r["ops"], r["vals"]) for r in front],
+                                   fitted_constants=[r["fitted"] for r in front],
                                    unit_free=[unit_free_complexity(r["ops"], r["feats"], r["vals"], plan.weights)
                                               for r in front])
                    for f, q, loss, front in zip(frames, plan.quantiles, plan.losses, result.fronts)]

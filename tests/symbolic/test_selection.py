@@ -109,7 +109,8 @@ def test_an_uncalibrated_law_is_not_chosen():
 
 def test_fitted_constants_are_counted_and_checked():
     ops = np.array([CONST, VAR, MUL, CONST, MUL, CONST, MUL, CONST, MUL])
-    assert fitted_constants(ops, [2.0, 0, 0, 0.5, 0, -3.0, 0, 1e30, 0]) == 2  # 0.5 and 1e30
+    assert fitted_constants(ops, [2.0, 0, 0, 0.5, 0, -3.0, 0, 1e30, 0]) == 1  # 1e30 (a half is snapped, not fitted)
+    assert fitted_constants(ops, [2.0, 0, 0, 0.25, 0, -3.5, 0, 1.0, 0]) == 1  # 0.25
     assert fitted_constants(np.array([VAR]), [0.0]) == 0
     frame, fitted = _frame(_law, keep={0, 1, 2, 3})
     with pytest.raises(ValueError, match="fitted_constants must give one count per row"):
@@ -130,5 +131,35 @@ def test_the_estimator_selects_with_its_rows_fitted_constants_and_unit_free_comp
     model = SymbolicQuantileRegressor(niterations=3, populations=2, population_size=20, random_state=0,
                                       progress=False).fit(X[:300], y[:300])
     rows = model._fronts[0]
-    assert seen == [([fitted_constants(r["ops"], r["vals"]) for r in rows],
+    assert seen == [([r["fitted"] for r in rows],  # (counted in the search's units: test_units)
                      [unit_free_complexity(r["ops"], r["feats"], r["vals"], model.complexity_weights_) for r in rows])]
+
+
+def test_a_law_with_a_half_is_not_fitted():
+    """``1.5*x0*x1`` (a half: the value snapping makes a constant) fits nothing to the targets: its
+    coverage may miss the level by three standard errors (here 0.533, beyond two), and it is
+    chosen over its refit twin ``a*x0*x1 + b``. Counting the half as fitted chose the twin."""
+    from parsimony.symbolic._expressions import from_tokens
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (N, 2))
+    f = 1.5 * X[:, 0] * X[:, 1]
+    e = rng.normal(0.0, 0.1 * np.sqrt(np.mean(f ** 2)), N)
+    y = f + e - np.quantile(e, 0.533)  # the law covers 53.3% of the targets
+    slopes = np.linspace(1.45, 1.55, 201)
+    fits = [(pinball_loss(y, a * f / 1.5 + np.median(y - a * f / 1.5), 0.5), a) for a in slopes]
+    a = min(fits)[1]
+    b = float(np.median(y - a * f / 1.5))
+    tokens = [[float(np.median(y))], ["x0", "x1", "mul"], ["x0", "x1", "mul", 1.5, "mul"],
+              ["x0", "x1", "mul", a, "mul", b, "add"]]
+    preds = [np.full(N, np.median(y)), f / 1.5, f, a * f / 1.5 + b]
+    rows = []
+    for c, p, tok in zip([1, 3, 5, 7], preds, tokens):
+        ops, _, vals = from_tokens(tok)
+        rows.append((c, p, fitted_constants(ops, vals)))
+    frame, fitted = _front(X, y, rows)
+    frame.attrs["y"] = y
+    assert fitted == [1, 0, 0, 2] and abs(frame.coverage[2] - 0.533) < 1e-9
+    assert frame.coverage[2] - 0.5 > calibration_tolerance(0.5, np.ones(N))  # not calibrated by two errors
+    assert _select(frame, fitted) == 2
+    assert _select(frame, [1, 0, 1, 2]) == 3  # the half counted as fitted: the twin

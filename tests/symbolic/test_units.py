@@ -248,6 +248,28 @@ def test_a_twin_that_ties_the_law_in_other_units_does_not_take_its_place(which, 
         assert len(model.equations_) == len(base.equations_) - (which != "both")
 
 
+def test_selection_counts_fitted_constants_in_the_search_units(monkeypatch):
+    """The law written ``1e-7*x0*x1/(1 + x2)`` for targets times 1e-7 has the search's count of
+    fitted constants, 0 (as for the targets as given), not the user's 1: the 1e-7 is the units'."""
+    X, y = law_data()
+    front = [[float(np.median(y))], ["x0", "x1", "mul"], LAW, TWIN]
+    monkeypatch.setattr(regressor, "search_fronts", _searched(front, X, y))
+    seen, select = [], regressor.select_equation
+
+    def recording(equations, *args, **kwargs):
+        seen.append(list(kwargs["fitted_constants"]))
+        return select(equations, *args, **kwargs)
+
+    monkeypatch.setattr(regressor, "select_equation", recording)
+    base = SymbolicQuantileRegressor(random_state=0, progress=False).fit(X, y)
+    model = SymbolicQuantileRegressor(random_state=0, progress=False).fit(X, y * 1e-7)
+    law = int(np.flatnonzero(model.equations_["equation"].str.contains("/"))[0])
+    written = model._fronts[0][law]
+    assert regressor.fitted_constants(written["ops"], written["vals"]) == 1  # the user's 1e-7
+    assert seen[1][law] == 0  # the search's count
+    assert model.best_index_ == base.best_index_
+
+
 @pytest.mark.parametrize("tokens, extra", [
     (["x0", 2.0, "mul", "x1", 3.0, "mul", "add", 1.0, "add"], 0),    # 2 x0 + 3 x1 + 1: shifts into the 1
     (["x0", "x1", "add", 0.5, "mul", 1.0, "add"], 0),                # (x0 + x1)/2 + 1
