@@ -850,10 +850,7 @@ def fitted_constants(ops, vals) -> int:
     :func:`snap_values` leaves as it is (an integer, or a half: what the final front's snapping
     makes constants) below 2**53 in magnitude (beyond it every float64 is an integer)."""
     values = np.asarray(vals, dtype=float)[np.asarray(ops) == CONST]
-    simple = np.zeros(values.shape, dtype=bool)
-    for q in SNAP_DENOMINATORS:  # (times q: exact for the powers of two)
-        simple |= np.round(values * q) == values * q
-    return int(np.sum(~simple | (np.abs(values) >= 2.0 ** 53)))
+    return sum(abs(v) >= 2.0 ** 53 or v not in snap_values(v) for v in values.tolist())
 
 
 def snap_allowance(base, price, rows, made, squared=False) -> float:
