@@ -12,7 +12,7 @@ when a second core is free: the load average before each cold run is printed. ``
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
 plan out of step with the kernels: fix the steps).
 
-Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile] [--ir] [--no-helper] [--against DIR]
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile [--called]] [--ir] [--no-helper] [--against DIR]
 
 ``--against DIR`` times another checkout (its package on ``PYTHONPATH``, say main's) in the same
 conditions: cold runs alternate between the two, pair by pair, and the medians of each and of the
@@ -28,7 +28,12 @@ functions compiled for more than one signature (each signature's CPU and its cal
 ``name__from_kernels`` row is the kernel compiled to LLVM IR for the kernels that call it (see
 ``parsimony/_numba.py``), whose optimisation and machine code count in its callers' rows. ``--ir``
 lists the LLVM IR each function lowered to (lines and characters, before optimisation: what numba
-built in Python and LLVM parsed), with ``--no-helper`` all of a fit's.
+built in Python and LLVM parsed), with ``--no-helper`` all of a fit's. ``--called`` (with
+``--profile``) runs the fit once more with its kernels as Python (``NUMBA_DISABLE_JIT=1``, minutes)
+and lists the package functions the cold run compiled that the fit never calls: what compiling
+only the stages a fit's data makes it run could save (with ``--no-helper``, the helper's kernels
+too). On c1fbb02 (SQR, ``--no-helper``, loaded machine) 5 of 161 functions, 1.2% of the compile
+time: the first fit runs every seeder and nearly every kernel it compiles.
 """
 
 import argparse
@@ -44,8 +49,13 @@ TARGETS = {"sqr": 15.0, "osrt": 15.0}  # seconds, cold start (issue 40, must hol
 CHILD = r"""
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-case, profile, ir_sizes = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1"
+case, profile, ir_sizes, trace = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", sys.argv[4] == "1"
 records = {}
+called = set()  # with trace (kernels run as Python: NUMBA_DISABLE_JIT=1), the package functions the fit called
+if trace:
+    def _record_call(frame, event, arg):
+        if event == "call" and frame.f_globals.get("__name__", "").startswith("parsimony"):
+            called.add(f"{frame.f_globals['__name__']}.{frame.f_code.co_qualname}")
 sizes = {}  # library name -> [IR lines, IR characters] as lowered (before LLVM)
 if ir_sizes:
     from numba.core import codegen
@@ -96,7 +106,10 @@ if case == "sqr":
     model = parsimony.SymbolicQuantileRegressor(niterations=2, progress=False, random_state=0)
 else:
     model = parsimony.OptimalSparseRegressionTree()
+if trace:
+    sys.setprofile(_record_call)
 model.fit(X, y).predict(X)
+sys.setprofile(None)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 import resource
 from parsimony import _numba
@@ -112,15 +125,18 @@ for kernel, sig in getattr(accelerator, "_HELPED", ()):
 accelerated = getattr(_numba, "accelerated", lambda: True)()  # (an older parsimony: always)
 print(json.dumps({"accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
                   "steps": steps,
-                  "compile": records, "ir": sizes}))
+                  "compile": records, "ir": sizes, "called": sorted(called)}))
 """
 
 
-def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False):
+def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False, trace=False):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PARSIMONY_NUMBA_HELPER="1" if helper else "0")
+    if trace:  # the kernels run as Python, so that a profile hook sees every call
+        env["NUMBA_DISABLE_JIT"] = "1"
     if root is not None:
         env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
-    out = subprocess.run([sys.executable, "-c", CHILD, case, "1" if profile else "0", "1" if ir_sizes else "0"],
+    flags = ["1" if flag else "0" for flag in (profile, ir_sizes, trace)]
+    out = subprocess.run([sys.executable, "-c", CHILD, case, *flags],
                          env=env, cwd=root,
                          capture_output=True, text=True, check=True)  # (-c imports from the working directory first)
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -134,6 +150,8 @@ def main():
     parser.add_argument("--no-helper", action="store_true", help="compile in one process (no helper process)")
     parser.add_argument("--ir", action="store_true", help="IR lines and size per compiled function (cold run)")
     parser.add_argument("--against", metavar="DIR", help="another checkout to time pair by pair (cold runs)")
+    parser.add_argument("--called", action="store_true",
+                        help="with --profile: the compiled functions the fit never calls (slow: a run as Python)")
     args = parser.parse_args()
     if args.against:
         return _against(args)
@@ -156,6 +174,9 @@ def main():
             print(f"{sum(r[0] for r in records.values()):10.2f} {'':>10} "
                   f"{sum(r[2] for r in records.values()):5d}  total over {len(records)} functions")
             _print_specialisations(records)
+            if args.called:
+                with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
+                    _print_uncalled(case, records, _run(case, cache_dir, helper=False, trace=True)["called"])
         if args.ir:
             _print_ir(case, cold[0]["ir"])
         median = statistics.median
@@ -185,6 +206,25 @@ def _print_specialisations(records):
         print(f"{sum(v[0] for v in specs.values()):10.2f} {len(specs):5d}  {name}")
         for sig, (cpu, callers) in specs.items():
             print(f"{cpu:16.2f}  {sig[:160]}  <- {', '.join(sorted(set(callers)))[:120]}")
+
+
+def _print_uncalled(case, records, called):
+    """The package's functions compiled in the cold run (this process's: with ``--no-helper``, all)
+    that the fit never calls when its kernels run as Python, with their exclusive compile time: what
+    compiling only the stages a fit runs could save. A function inlined into its callers
+    (``inline="always"``) has no row of its own."""
+    called = set(called)
+    compiled = {}
+    for name, rec in records.items():
+        if name.startswith("parsimony."):
+            base = name.removesuffix("__from_kernels")
+            compiled[base] = compiled.get(base, 0.0) + rec[0]
+    uncalled = {name: t for name, t in compiled.items() if name not in called}
+    total = sum(compiled.values())
+    print(f"\n{case}: {len(uncalled)} of {len(compiled)} compiled package functions never called by the fit "
+          f"({sum(uncalled.values()):.2f} of {total:.2f} s exclusive compile time)")
+    for name, t in sorted(uncalled.items(), key=lambda kv: -kv[1]):
+        print(f"{t:10.2f}  {name}")
 
 
 def _print_ir(case, sizes):
