@@ -1,0 +1,31 @@
+"""benchmarks/first_use.py's report of the compiled functions a fit never calls (``--called``)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _first_use():
+    spec = importlib.util.spec_from_file_location("first_use", ROOT / "benchmarks" / "first_use.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_uncalled_lists_the_package_functions_the_fit_never_calls(capsys):
+    records = {  # name -> [exclusive, inclusive, specialisations, per signature], as the cold run's profile
+        "parsimony.a.entry": [1.0, 3.0, 1, {}],
+        "parsimony.a.twin__from_kernels": [0.5, 0.5, 1, {}],
+        "parsimony.a.twin": [0.25, 0.25, 1, {}],    # the same function compiled as an entry too
+        "parsimony.b.unused__from_kernels": [0.75, 0.75, 1, {}],
+        "numba.np.arrayobj.impl": [2.0, 2.0, 1, {}],  # numba's own: not the package's
+    }
+    _first_use()._print_uncalled("sqr", records, ["parsimony.a.entry", "parsimony.a.twin", "parsimony.c.python"])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0] == ("sqr: 1 of 3 compiled package functions never called by the fit "
+                        "(0.75 of 2.50 s exclusive compile time)")
+    assert lines[1].split() == ["0.75", "parsimony.b.unused"]
+    assert len(lines) == 2
