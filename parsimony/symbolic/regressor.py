@@ -279,7 +279,7 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
     units: the law's 1e-7 above is the units', not a fit."""
     Xt = np.ascontiguousarray(X.T)
     data = make_data(Xt, y, w, loss)
-    price = SNAP_PRICE * constant_baseline(y, w, loss)
+    price, n_eff = SNAP_PRICE * constant_baseline(y, w, loss), effective_rows(w)
     rows, found = {}, {}  # found: per complexity, the kept row as the search wrote it, its loss the user's
     for row in front:
         ops, feats, vals = to_user_units(row["ops"], row["feats"], row["vals"], units, weights)
@@ -297,13 +297,13 @@ def user_front(front, units, X, y, w, loss, weights, box, certify=True) -> list:
             rows[cplx] = {"complexity": cplx, "loss": float(value), "ops": ops, "feats": feats, "vals": vals,
                           "enclosure": (float(low), float(high)),  # (the exhaustive proof holds in the search's units)
                           "certified": bool(row.get("certified", False)) and units.is_identity,
-                          "fitted": fitted_constants(row["ops"], row["vals"])}
+                          "fitted": fitted_constants(row["ops"], row["vals"], n_eff)}
     if not rows:  # nothing certified: the best constant
         value = loss.optimal_constant(y, w)
         rows[int(weights[CONST])] = {"complexity": int(weights[CONST]), "loss": float(loss.baseline(y, w)),
                                      "ops": np.array([CONST]), "feats": np.zeros(1, dtype=np.int64),
                                      "vals": np.array([value]), "enclosure": (value, value),
-                                     "fitted": fitted_constants(np.array([CONST]), np.array([value]))}
+                                     "fitted": fitted_constants(np.array([CONST]), np.array([value]), n_eff)}
     keep = pareto_complexities({c: r["loss"] for c, r in rows.items()}, constant_baseline(y, w, loss))
     return [rows[c] for c in keep]
 

@@ -10,6 +10,7 @@ from parsimony.metrics import pinball_loss
 from parsimony.symbolic import select_equation
 from parsimony.symbolic._expressions import CONST, MUL, VAR
 from parsimony.symbolic._front import calibration_tolerance
+from parsimony.symbolic._search import snap_values
 from parsimony.symbolic._units import unit_free_complexity
 from parsimony.symbolic.regressor import ROWS_PER_TOKEN, fitted_constants
 
@@ -107,11 +108,25 @@ def test_an_uncalibrated_law_is_not_chosen():
     assert _select(frame, fitted, quantile=0.9) == _select(frame, None, quantile=0.9)
 
 
+@pytest.mark.parametrize("rows, simple, fitted", [
+    (1000, [0.0, 31.0, -31.0, 7.5, -0.5, 90.0, -300.0], [32.0, -4441.0, 15.5, 0.25, 450.0, np.inf, np.nan]),
+    (100, [10.0, -10.0, 2.5, 0.5, 9e6], [11.0, 3.5, 1e30]),
+])
+def test_an_integer_is_simple_only_when_writing_it_costs_less_than_fitting_it(rows, simple, fitted):
+    # p/q takes log(|p| q) nats to write (p's digits: 90 is 9 in other units), a fitted constant
+    # log(rows)/2 in the Schwarz criterion: at 1,000 rows |p| q <= 31.6
+    ops = np.array([CONST])
+    assert [fitted_constants(ops, [v], rows) for v in simple] == [0] * len(simple)
+    assert [fitted_constants(ops, [v], rows) for v in fitted] == [1] * len(fitted)
+    assert snap_values(-4441.3, 1000) == [] and snap_values(-4441.3, 2e7) == [-4441.0]
+    assert snap_values(2.49, rows) == [2.0, 2.5]  # the integer first, then the half
+
+
 def test_fitted_constants_are_counted_and_checked():
     ops = np.array([CONST, VAR, MUL, CONST, MUL, CONST, MUL, CONST, MUL])
-    assert fitted_constants(ops, [2.0, 0, 0, 0.5, 0, -3.0, 0, 1e30, 0]) == 1  # 1e30 (a half is snapped, not fitted)
-    assert fitted_constants(ops, [2.0, 0, 0, 0.25, 0, -3.5, 0, 1.0, 0]) == 1  # 0.25
-    assert fitted_constants(np.array([VAR]), [0.0]) == 0
+    assert fitted_constants(ops, [2.0, 0, 0, 0.5, 0, -3.0, 0, 1e30, 0], N) == 1  # 1e30 (a half is snapped, not fitted)
+    assert fitted_constants(ops, [2.0, 0, 0, 0.25, 0, -3.5, 0, 1.0, 0], N) == 1  # 0.25
+    assert fitted_constants(np.array([VAR]), [0.0], N) == 0
     frame, fitted = _frame(_law, keep={0, 1, 2, 3})
     with pytest.raises(ValueError, match="fitted_constants must give one count per row"):
         _select(frame, fitted[:-1])
@@ -156,7 +171,7 @@ def test_a_law_with_a_half_is_not_fitted():
     rows = []
     for c, p, tok in zip([1, 3, 5, 7], preds, tokens):
         ops, _, vals = from_tokens(tok)
-        rows.append((c, p, fitted_constants(ops, vals)))
+        rows.append((c, p, fitted_constants(ops, vals, N)))
     frame, fitted = _front(X, y, rows)
     frame.attrs["y"] = y
     assert fitted == [1, 0, 0, 2] and abs(frame.coverage[2] - 0.533) < 1e-9

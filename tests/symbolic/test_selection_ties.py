@@ -26,7 +26,7 @@ def _front(gap, coverage=(0.5, 0.5, 0.5), rows=ROWS):
     trees = [from_tokens(r) for r in rows]
     frame = pd.DataFrame({"complexity": [int(WEIGHTS[ops].sum()) for ops, _, _ in trees],
                           "loss": [1.0, 0.2, 0.2 * (1 - gap)], "score": 0.0, "coverage": list(coverage)})
-    fitted = [fitted_constants(ops, vals) for ops, _, vals in trees]
+    fitted = [fitted_constants(ops, vals, N) for ops, _, vals in trees]
     unit_free = [unit_free_complexity(ops, feats, vals, WEIGHTS) for ops, feats, vals in trees]
     return frame, fitted, unit_free
 
@@ -83,7 +83,7 @@ def test_a_longer_row_fitting_the_noise_does_not_displace_the_tie_break():
     c = int(WEIGHTS[ops].sum())
     loss = 0.2 * (1 - 1e-4) * np.exp(-(c - frame.complexity[2] + 0.5) * PRICE)
     frame.loc[3] = {"complexity": c, "loss": loss, "score": 0.0, "coverage": 0.5}
-    fitted, unit_free = [*fitted, fitted_constants(ops, vals)], [*unit_free, unit_free_complexity(ops, feats, vals,
+    fitted, unit_free = [*fitted, fitted_constants(ops, vals, N)], [*unit_free, unit_free_complexity(ops, feats, vals,
                                                                                                    WEIGHTS)]
     assert fitted == [1, 1, 2, 1] and unit_free[3] > unit_free[2]
     assert _select(frame, None, unit_free) == 2
@@ -98,7 +98,7 @@ def test_a_row_without_fitted_constants_is_calibrated_within_three_errors(errors
     cover = 0.5 + errors * np.sqrt(0.25 / N)
     frame = pd.DataFrame({"complexity": [int(WEIGHTS[ops].sum()) for ops, _, _ in trees],
                           "loss": [1.0, 0.2, 0.2 * (1 - 1e-3)], "score": 0.0, "coverage": [0.5, cover, 0.5]})
-    fitted = [fitted_constants(ops, vals) for ops, _, vals in trees]
+    fitted = [fitted_constants(ops, vals, N) for ops, _, vals in trees]
     unit_free = [unit_free_complexity(ops, feats, vals, WEIGHTS) for ops, feats, vals in trees]
     assert fitted == [1, 0, 1]
     assert _select(frame, fitted, unit_free) == (1 if law else 2)

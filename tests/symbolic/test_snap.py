@@ -43,10 +43,51 @@ def _model(inner, outer, X, y):
 
 
 def test_snap_values_are_an_integer_then_a_half():
-    assert snap_values(-0.5014) == [-1.0, -0.5]
-    assert snap_values(2.98) == [3.0]
-    assert snap_values(0.2) == [0.0]  # each value once
-    assert snap_values(1.26) == [1.0, 1.5]
+    assert snap_values(-0.5014, 1000) == [-1.0, -0.5]
+    assert snap_values(2.98, 1000) == [3.0]
+    assert snap_values(0.2, 1000) == [0.0]  # each value once
+    assert snap_values(1.26, 1000) == [1.0, 1.5]
+    # only values cheaper to write than to fit (|p| q at most sqrt(rows), p's trailing zeros dropped)
+    assert snap_values(40.3, 1000) == [40.0] and snap_values(40.3, 10) == []
+    assert snap_values(-4441.3, 1000) == [] and snap_values(12.5, 1000) == [12.0]
+
+
+def _hyperbola(X, offset):
+    """``6 / (x0 + 2) + offset``."""
+    return from_tokens([6.0, "x0", 2.0, "add", "div", offset, "add"])
+
+
+def test_the_offset_of_a_law_is_snapped_and_a_fits_stays_loss_optimal():
+    # 6/(x0 + 2) - 3 under 1% noise: fitted, the offset is -3 give or take the noise; with every
+    # other constant simple the expression is the law but for its offset, which is made -3
+    rng = np.random.default_rng(4)
+    X = rng.uniform(1, 5, (1000, 1))
+    f = 6 / (X[:, 0] + 2) - 3
+    y = f + rng.normal(0, 0.01 * np.sqrt(np.mean(f ** 2)), 1000)
+    run, baseline = _run(X, y)
+    median = float(np.median(y - 6 / (X[:, 0] + 2)))
+    assert median != -3.0
+    ops, feats, vals = _hyperbola(X, median)
+    loss, new_vals = run.snap_constants(ops, feats, vals, _loss(run, (ops, feats, vals)), SNAP_PRICE * baseline)
+    assert new_vals[-2] == -3.0 and loss == _loss(run, (ops, feats, new_vals))
+    # 6.3 sqrt(x0) - 3: a fitted scale besides it, the offset calibrates a fit and stays as fitted
+    y = 6.3 * np.sqrt(X[:, 0]) - 3 + (y - f)
+    run, baseline = _run(X, y)
+    median = float(np.median(y - 6.3 * np.sqrt(X[:, 0])))
+    ops, feats, vals = from_tokens([6.3, "x0", "sqrt", "mul", median, "add"])
+    _, new_vals = run.snap_constants(ops, feats, vals, _loss(run, (ops, feats, vals)), SNAP_PRICE * baseline)
+    assert new_vals.tolist() == vals.tolist()
+
+
+def test_a_large_constant_is_not_made_an_integer():
+    # 4441.3 x0 + 7: an integer 4441 costs next to nothing, but writing it costs more than fitting it
+    rng = np.random.default_rng(5)
+    X = rng.uniform(1, 5, (1000, 1))
+    y = 4441.3 * X[:, 0] + 7 + rng.normal(0, 1, 1000)
+    run, baseline = _run(X, y)
+    ops, feats, vals = from_tokens([4441.3, "x0", "mul", 7.0, "add"])
+    _, new_vals = run.snap_constants(ops, feats, vals, _loss(run, (ops, feats, vals)), SNAP_PRICE * baseline)
+    assert new_vals[0] == 4441.3
 
 
 def test_a_half_within_the_noise_is_snapped():

@@ -265,7 +265,7 @@ def test_selection_counts_fitted_constants_in_the_search_units(monkeypatch):
     model = SymbolicQuantileRegressor(random_state=0, progress=False).fit(X, y * 1e-7)
     law = int(np.flatnonzero(model.equations_["equation"].str.contains("/"))[0])
     written = model._fronts[0][law]
-    assert regressor.fitted_constants(written["ops"], written["vals"]) == 1  # the user's 1e-7
+    assert regressor.fitted_constants(written["ops"], written["vals"], len(y)) == 1  # the user's 1e-7
     assert seen[1][law] == 0  # the search's count
     assert model.best_index_ == base.best_index_
 
