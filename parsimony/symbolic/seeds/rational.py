@@ -61,10 +61,15 @@ class RationalSettings:
     the variance of a target that varies little about its level (recovery at noise 0.01 34/60 ->
     35/60 from 0.999)."""
     max_forms: int = 8
-    """Forms offered at most: the lowest ``log(share of y's variance left, at least exact) + token_price *
-    tokens``."""
-    token_price: float = 0.05
-    """A token must cut the variance a form leaves by 5% (among exact forms: the simplest)."""
+    """Forms offered at most: the lowest Schwarz criterion per row, ``log(share of y's variance
+    left, at least exact) + log(n)/n * (fitted constants + token_price * tokens)``
+    (:func:`~parsimony.symbolic._rational._score`)."""
+    token_price: float = 0.25
+    """A token's price in fitted constants in that criterion (a term ``c*x +`` is four tokens and
+    one constant; among exact forms the simplest). It was a price per token of 0.05 on
+    ``log(share left)`` whatever the rows: a token had to cut the variance left by 5%, which on
+    1,000 rows at noise 0.1 x RMS(y) ranked ``exp(0.925*n*alpha)`` (9 tokens) and a line before
+    ``1 + n*alpha/(1 - n*alpha/3)`` (16 tokens), leaving 0.2% and 3.5% more of the variance."""
     snap: float = 1e-6
     """A coefficient this close (relative) to an integer is the integer (rounding of exact data)."""
     round: float = 0.01
@@ -102,7 +107,7 @@ class RationalSettings:
     this many times the share of ``T(y)``'s variance that is noise (estimated from what the best
     sum of numerator columns leaves, :func:`~parsimony.symbolic._noise.neighbour_variance`, an upper
     estimate up to its spread), and where that sum leaves more than ``triple_gate`` but at most
-    this many times the noise the triples are searched on denominators free of noise. With
+    this many times the noise the pairs and the triples are searched on denominators free of noise. With
     ``max_noise`` and ``neighbours`` (one change, measured together; values not varied):
     ``python benchmarks/sqr_recovery.py --noise 0.1 --jobs 1`` the 60 30 -> 32 (I_16_6, I_18_4;
     none lost), the other 59 27 -> 27; ``python benchmarks/sqr_form_seeders.py --seeder rational
