@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from parsimony.metrics import pinball_loss
-from parsimony.symbolic import select_equation
+from parsimony.symbolic import regressor, select_equation
 from parsimony.symbolic._expressions import CONST, MUL, VAR
 from parsimony.symbolic._front import calibration_tolerance
 from parsimony.symbolic._search import snap_values
@@ -68,8 +68,11 @@ def _frame(truth, keep):
     return frame, fitted
 
 
-def test_the_constant_free_row_within_the_noise_is_chosen():
+def test_the_constant_free_row_within_the_noise_is_chosen(monkeypatch):
     frame, fitted = _frame(_law, keep={0, 1, 2, 3})
+    # the law lowers the line's loss by far more than RELATIVE_TOKEN_PRICE of it a token: the cost takes it
+    assert frame.complexity[_select(frame)] == 17
+    monkeypatch.setattr(regressor, "RELATIVE_TOKEN_PRICE", np.inf)  # the constant's scale throughout
     cost_choice = _select(frame)
     assert frame.complexity[cost_choice] == 5  # the cost alone keeps the line: the law buys < 1.6% a token
     # the fitted wiggle lowers the loss by less than its tokens' Schwarz price: the law is chosen
@@ -94,8 +97,9 @@ def test_rows_fitting_two_constants_keep_the_cost_choice():
     assert _select(frame, None) == _select(frame)
 
 
-def test_a_law_up_to_its_scale_within_the_noise_is_chosen():
+def test_a_law_up_to_its_scale_within_the_noise_is_chosen(monkeypatch):
     # the law's one fitted constant is its scale (m v^2 / 2, q / (4 pi eps)): fitted, it is still the law
+    monkeypatch.setattr(regressor, "RELATIVE_TOKEN_PRICE", np.inf)  # the cost alone keeps the line
     frame, _ = _frame(_law, keep={0, 1, 2, 3})
     assert frame.complexity[_select(frame)] == 5
     assert frame.complexity[_select(frame, [1, 2, 1, 1])] == 17
@@ -133,7 +137,7 @@ def test_fitted_constants_are_counted_and_checked():
 
 
 def test_the_estimator_selects_with_its_rows_fitted_constants_and_unit_free_complexity(monkeypatch):
-    from parsimony.symbolic import SymbolicQuantileRegressor, regressor
+    from parsimony.symbolic import SymbolicQuantileRegressor
 
     seen = []
 
