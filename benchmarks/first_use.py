@@ -12,7 +12,7 @@ when a second core is free: the load average before each cold run is printed. ``
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
 plan out of step with the kernels: fix the steps).
 
-Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile [--called]] [--ir] [--no-helper] [--against DIR]
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile [--called]] [--ir] [--timeline] [--no-helper] [--against DIR]
 
 ``--against DIR`` times another checkout (its package on ``PYTHONPATH``, say main's) in the same
 conditions: cold runs alternate between the two, pair by pair, and the medians of each and of the
@@ -34,6 +34,15 @@ and lists the package functions the cold run compiled that the fit never calls: 
 only the stages a fit's data makes it run could save (with ``--no-helper``, the helper's kernels
 too). On c1fbb02 (SQR, ``--no-helper``, loaded machine) 5 of 161 functions, 1.2% of the compile
 time: the first fit runs every seeder and nearly every kernel it compiles.
+
+``--timeline`` lists, for the cold run's process and its helper, each outermost compile (kernels
+called from Python: entries) with its start and end (s since the cold run started) and CPU, and
+each process's compile CPU and last compile's end: whether the two cores share the work, and what
+is compiled after the other process is done. On 802c62e (idle machine) SQR's main process compiled
+``run_phase`` for 27 s CPU while the helper compiled the simplifier, ``evaluate``, the seeders'
+kernels and the enclosures (28 s CPU), both ending within 0.1 s of each other; OSRT's helper was
+done at 9 s while ``search`` compiled until 20 s (15 s CPU), but moving ``search``'s callees
+(``_expand``, the lookahead kernels) to the helper made the main process wait for them.
 """
 
 import argparse
@@ -43,6 +52,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 TARGETS = {"sqr": 15.0, "osrt": 15.0}  # seconds, cold start (issue 40, must hold 5)
 
@@ -123,14 +133,63 @@ for kernel, sig in getattr(accelerator, "_HELPED", ()):
     steps[1] += kernel.stats.cache_misses.get(sig, 0) > 0
     steps[2] += sig in kernel.internal.overloads
 accelerated = getattr(_numba, "accelerated", lambda: True)()  # (an older parsimony: always)
-print(json.dumps({"accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
+import os
+print(json.dumps({"pid": os.getpid(), "accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
                   "steps": steps,
                   "compile": records, "ir": sizes, "called": sorted(called)}))
 """
 
+# a sitecustomize for --timeline: every process started with it on PYTHONPATH (the cold run's and its
+# helper, which inherits PYTHONPATH) appends its outermost compiles to FIRST_USE_TIMELINE, one JSON
+# line each ([pid, start, end, CPU, function]; times since FIRST_USE_T0), once numba is imported
+TIMELINE_HOOK = r"""
+import builtins, json, os, sys, time
+if os.environ.get("FIRST_USE_TIMELINE"):
+    _import = builtins.__import__
 
-def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False, trace=False):
+    def _install():
+        from numba.core import event
+
+        class _Outermost(event.Listener):
+            depth, start = 0, (0.0, 0.0)
+
+            def on_start(self, ev):
+                if self.depth == 0:
+                    self.start = (time.time(), time.process_time())
+                self.depth += 1
+
+            def on_end(self, ev):
+                self.depth -= 1
+                if self.depth == 0:
+                    fn = ev.data["dispatcher"].py_func
+                    t0 = float(os.environ["FIRST_USE_T0"])
+                    with open(os.environ["FIRST_USE_TIMELINE"], "a") as f:
+                        f.write(json.dumps([os.getpid(), self.start[0] - t0, time.time() - t0,
+                                            time.process_time() - self.start[1],
+                                            f"{fn.__module__}.{fn.__qualname__}"]) + "\n")
+
+        event.register("numba:compile", _Outermost())
+
+    def _hooked(name, *args, **kwargs):
+        module = _import(name, *args, **kwargs)
+        numba = sys.modules.get("numba")
+        if (builtins.__import__ is _hooked and numba is not None
+                and not getattr(numba.__spec__, "_initializing", False)):  # numba imported: once per process
+            builtins.__import__ = _import
+            _install()
+        return module
+
+    builtins.__import__ = _hooked
+"""
+
+
+def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False, trace=False, timeline=None):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PARSIMONY_NUMBA_HELPER="1" if helper else "0")
+    if timeline is not None:  # a directory: the hook goes there, the events into its timeline.jsonl
+        with open(os.path.join(timeline, "sitecustomize.py"), "w") as f:
+            f.write(TIMELINE_HOOK)
+        env.update(FIRST_USE_TIMELINE=os.path.join(timeline, "timeline.jsonl"), FIRST_USE_T0=repr(time.time()))
+        env["PYTHONPATH"] = os.pathsep.join([timeline, *filter(None, [env.get("PYTHONPATH")])])
     if trace:  # the kernels run as Python, so that a profile hook sees every call
         env["NUMBA_DISABLE_JIT"] = "1"
     if root is not None:
@@ -139,7 +198,12 @@ def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False,
     out = subprocess.run([sys.executable, "-c", CHILD, case, *flags],
                          env=env, cwd=root,
                          capture_output=True, text=True, check=True)  # (-c imports from the working directory first)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if timeline is not None:
+        path = env["FIRST_USE_TIMELINE"]
+        with open(path) if os.path.exists(path) else open(os.devnull) as f:
+            result["timeline"] = [json.loads(line) for line in f]
+    return result
 
 
 def main():
@@ -150,6 +214,8 @@ def main():
     parser.add_argument("--no-helper", action="store_true", help="compile in one process (no helper process)")
     parser.add_argument("--ir", action="store_true", help="IR lines and size per compiled function (cold run)")
     parser.add_argument("--against", metavar="DIR", help="another checkout to time pair by pair (cold runs)")
+    parser.add_argument("--timeline", action="store_true",
+                        help="each process's outermost compiles, start to end (cold run)")
     parser.add_argument("--called", action="store_true",
                         help="with --profile: the compiled functions the fit never calls (slow: a run as Python)")
     args = parser.parse_args()
@@ -161,8 +227,11 @@ def main():
         for i in range(args.repeat):
             with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
                 loads.append(os.getloadavg()[0])
+                timeline = os.path.join(cache_dir, "timeline") if args.timeline and i == 0 else None
+                if timeline is not None:
+                    os.mkdir(timeline)
                 cold.append(_run(case, cache_dir, profile=args.profile and i == 0, helper=not args.no_helper,
-                                 ir_sizes=args.ir and i == 0))
+                                 ir_sizes=args.ir and i == 0, timeline=timeline))
                 warm.append(_run(case, cache_dir))
         if args.profile:
             records = cold[0]["compile"]
@@ -179,6 +248,8 @@ def main():
                     _print_uncalled(case, records, _run(case, cache_dir, helper=False, trace=True)["called"])
         if args.ir:
             _print_ir(case, cold[0]["ir"])
+        if args.timeline:
+            _print_timeline(case, cold[0]["timeline"], cold[0]["pid"])
         median = statistics.median
         rows.append((case, median(r["wall"] for r in cold), median(r["cpu"] for r in cold),
                      median(r["helper_cpu"] for r in cold), median(r["wall"] for r in warm),
@@ -225,6 +296,22 @@ def _print_uncalled(case, records, called):
           f"({sum(uncalled.values()):.2f} of {total:.2f} s exclusive compile time)")
     for name, t in sorted(uncalled.items(), key=lambda kv: -kv[1]):
         print(f"{t:10.2f}  {name}")
+
+
+def _print_timeline(case, events, main_pid):
+    """The outermost compiles of each process of a cold run (``events``: ``[pid, start, end, CPU,
+    function]``, times since the run started), the main process's (``main_pid``) first, then each
+    process's compile CPU and the end of its last compile."""
+    print(f"\n{case}: outermost compiles per process (cold start; s since the run started)")
+    print(f"{'process':8} {'start':>7} {'end':>7} {'cpu':>6}  function")
+    pids = sorted({e[0] for e in events}, key=lambda pid: (pid != main_pid, pid))
+    for pid in pids:
+        who = "main" if pid == main_pid else "helper"
+        mine = sorted((e for e in events if e[0] == pid), key=lambda e: e[1])
+        for _, start, end, cpu, name in mine:
+            print(f"{who:8} {start:7.2f} {end:7.2f} {cpu:6.2f}  {name}")
+        print(f"{who:8} {'':7} {mine[-1][2]:7.2f} {sum(e[3] for e in mine):6.2f}  "
+              f"total over {len(mine)} compiles (end of the last)")
 
 
 def _print_ir(case, sizes):

@@ -1,4 +1,5 @@
-"""benchmarks/first_use.py's report of the compiled functions a fit never calls (``--called``)."""
+"""benchmarks/first_use.py's reports: the compiled functions a fit never calls (``--called``), and each
+process's outermost compiles (``--timeline``)."""
 
 from __future__ import annotations
 
@@ -29,3 +30,20 @@ def test_uncalled_lists_the_package_functions_the_fit_never_calls(capsys):
                         "(0.75 of 2.50 s exclusive compile time)")
     assert lines[1].split() == ["0.75", "parsimony.b.unused"]
     assert len(lines) == 2
+
+
+def test_timeline_lists_the_main_process_first_with_each_process_total(capsys):
+    events = [  # [pid, start, end, CPU, function], as the hook writes them, in file order
+        [7, 3.0, 9.0, 5.5, "parsimony.b.helped"],
+        [5, 1.0, 20.0, 14.0, "parsimony.a.search"],
+        [7, 1.5, 2.5, 1.0, "parsimony.b.first"],
+    ]
+    _first_use()._print_timeline("osrt", events, 5)
+    lines = capsys.readouterr().out.strip().splitlines()[2:]
+    assert [line.split() for line in lines] == [
+        ["main", "1.00", "20.00", "14.00", "parsimony.a.search"],
+        ["main", "20.00", "14.00", "total", "over", "1", "compiles", "(end", "of", "the", "last)"],
+        ["helper", "1.50", "2.50", "1.00", "parsimony.b.first"],
+        ["helper", "3.00", "9.00", "5.50", "parsimony.b.helped"],
+        ["helper", "9.00", "6.50", "total", "over", "2", "compiles", "(end", "of", "the", "last)"],
+    ]
