@@ -33,7 +33,7 @@ import numpy as np
 
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
 from ._noise import nearest_rows, noise_deviation, white
-from ._rational import _distinct_best, _term, _Writer
+from ._rational import _distinct_best, _Writer
 
 #: The functions ``g`` of a form: their name, the unary operators that write them, and whether
 #: the grid of ``t = a * max|U|`` is one-sided (``1 + u`` is positive for ``t > -1`` only).
@@ -149,60 +149,175 @@ def _halves(values):
 
 
 class _PowerWriter(_Writer):
-    """Postfix ``(ops, feats, vals)`` of ``c * prod x^e * g(a U)^k``: the whole powers above and
-    below the fraction bar, and every half power under one root (``sqrt(d/(G*m1*(1 + m2/m1)))``)."""
+    """Postfix ``(ops, feats, vals)`` of ``c * prod b^e`` (``b`` the features and ``g(a U)``, ``e``
+    multiples of one half), the cheapest under the token weights of the writings by binary digits:
+    each exponent in signed digits ``e = sum d_j 2^j`` (``j`` from -1, ``d_j`` -1, 0 or 1), the
+    factors of one digit in one product (their ratio where digits differ in sign) and the digits
+    nested (Horner): ``prod b^e = sqrt(H) * G_0 * (G_1 * (G_2)^2)^2``, each factor above or below
+    its level's fraction bar. ``x^2 y^2`` is ``(x*y)^2`` (5 tokens, not 6), ``x^5`` is
+    ``x*((x)^2)^2``, ``x^4 y^2 / z^2`` is ``(x^2 * y / z)^2``; the root is outermost (a square under
+    it costs more than the factor outside) and holds only what has a half power (``g`` of a whole
+    power, which may be negative, never goes under it). ``tests/symbolic/test_power.py`` proves the
+    choice minimal against every tree of products, ratios, squares and roots of two bases with
+    exponents -3 to 3 (the default operators and weights)."""
 
-    def raise_to(self, write, n):
-        """``write()``'s subtree to the power ``n`` (1 to 4) with squares."""
+    def __init__(self, binops, unops, weights):
+        super().__init__(binops, unops)
+        self.weights = weights
+        self.bases = []  # (write, cost) of each base of the monomial being written
+
+    def _cost(self, write):
+        """The token weight of what ``write()`` appends (appended, then taken back)."""
+        n = len(self.ops)
         write()
-        if n >= 2:
-            self.node(SQUARE)
-        if n == 3:
-            write(), self.node(MUL)
-        elif n == 4:
-            self.node(SQUARE)
+        cost = sum(self.weights[op] for op in self.ops[n:])
+        del self.ops[n:], self.feats[n:], self.vals[n:]
+        return cost
 
-    def product(self, factors):
-        """The product of ``(write, power)`` factors; False when there is none."""
-        for j, (write, n) in enumerate(factors):
-            self.raise_to(write, n)
-            if j:
-                self.node(MUL)
-        return bool(factors)
+    def _join(self, num, den, const):
+        """``(cost, plan)`` of ``prod num / prod den`` of ``(cost, item)`` items, behind the
+        constant when ``const``; a plan is ``("ratio", num items, den items)``."""
+        w = self.weights
+        num = ([(w[CONST], ("const",))] if const else []) + num
+        cost = sum(c for c, _ in num) + sum(c for c, _ in den) + w[MUL] * (max(len(num) - 1, 0) + max(len(den) - 1, 0))
+        if den:
+            cost += w[DIV] + (0 if num else w[CONST])
+        return cost, ("ratio", [i for _, i in num], [i for _, i in den])
+
+    def _square(self, plan):
+        """``(cost, item)`` of the square of a ``(cost, plan)``."""
+        cost, inner = plan
+        if SQUARE in self.unops:
+            return cost + self.weights[SQUARE], ("square", inner)
+        return 2 * cost + self.weights[MUL], ("twice", inner)
+
+    def _level(self, v, num, den, const, memo):
+        """The cheapest ``(cost, plan)`` of ``prod b^v`` (``v`` whole powers) times the items ``num``
+        over ``den``: every signed digit of the odd powers at this level, the rest nested squared,
+        above the bar or (its inverse) below it."""
+        odd = [i for i, e in enumerate(v) if e % 2]
+        best = None
+        for signs in itertools.product((1, -1), repeat=len(odd)):
+            d = [0] * len(v)
+            for i, sign in zip(odd, signs):
+                d[i] = sign
+            up = tuple((e - di) // 2 for e, di in zip(v, d))
+            if any(up) and up == tuple(v):
+                continue  # (1 = 2 - 1 = 4 - 2 - 1 ...: no end)
+            top = num + [(self.bases[i][1], ("base", i)) for i in range(len(v)) if d[i] > 0]
+            bottom = den + [(self.bases[i][1], ("base", i)) for i in range(len(v)) if d[i] < 0]
+            options = []
+            if any(up):
+                options.append((top + [self._square(self._whole(up, memo))], bottom))
+                options.append((top, bottom + [self._square(self._whole(tuple(-e for e in up), memo))]))
+            else:
+                options.append((top, bottom))
+            for n, b in options:
+                found = self._join(n, b, const)
+                if best is None or found[0] < best[0]:
+                    best = found
+        return best
+
+    def _whole(self, v, memo):
+        if v not in memo:
+            memo[v] = self._level(v, [], [], False, memo)
+        return memo[v]
+
+    def plan(self, v, const, roots):
+        """The cheapest ``(cost, plan)`` of ``c * prod b^(v/2)`` (``v`` in halves; ``const``: with
+        ``c``), None when a half power needs a root the operators lack; ``roots[i]`` False for a base
+        that may be negative (it has no half power then)."""
+        memo, best = {}, None
+        odd = [i for i, e in enumerate(v) if e % 2]
+        if odd and (SQRT not in self.unops or not all(roots[i] for i in odd)):
+            return None
+        for signs in itertools.product((1, -1), repeat=len(odd)):
+            d = [0] * len(v)
+            for i, sign in zip(odd, signs):
+                d[i] = sign
+            w = tuple((e - di) // 2 for e, di in zip(v, d))
+            if not odd:
+                options = [([], [])]
+            else:
+                options = [([self._root(d, 1)], []), ([], [self._root(d, -1)])]  # sqrt(H) or 1/sqrt(1/H)
+            for n, b in options:
+                found = self._level(w, n, b, const, memo)
+                if best is None or found[0] < best[0]:
+                    best = found
+        return best
+
+    def _root(self, d, side):
+        """``(cost, item)`` of ``sqrt`` of the ratio of the bases of digits ``d`` (``side`` -1: its inverse)."""
+        inside = self._join([(self.bases[i][1], ("base", i)) for i, di in enumerate(d) if di * side > 0],
+                            [(self.bases[i][1], ("base", i)) for i, di in enumerate(d) if di * side < 0], False)
+        return inside[0] + self.weights[SQRT], ("sqrt", inside[1])
+
+    def emit(self, item, c):
+        """Append the postfix of a plan's item (``c`` the value of its constant)."""
+        kind = item[0]
+        if kind == "const":
+            self.node(CONST, 0, c)
+        elif kind == "base":
+            self.bases[item[1]][0]()
+        elif kind in ("square", "twice", "sqrt"):
+            self.emit(item[1], c)
+            if kind == "twice":
+                self.emit(item[1], c), self.node(MUL)
+            else:
+                self.node(SQUARE if kind == "square" else SQRT)
+        else:
+            _, num, den = item
+            if not num:
+                self.node(CONST, 0, 1.0)
+            for j, part in enumerate(num):
+                self.emit(part, c)
+                if j:
+                    self.node(MUL)
+            for j, part in enumerate(den):
+                self.emit(part, c)
+                if j:
+                    self.node(MUL)
+            if den:
+                self.node(DIV)
+
+    def monomial(self, c, bases, halves, roots=None):
+        """Append ``c * prod b^(h/2)`` for ``(write, h)`` of ``bases`` and ``halves`` (``c`` None: no
+        constant); False (nothing appended) when the operators cannot write it."""
+        keep = [(write, int(h)) for write, h in zip(bases, halves) if h]
+        roots = [True] * len(keep) if roots is None else [r for r, h in zip(roots, halves) if h]
+        saved = self.bases
+        self.bases = [(write, self._cost(write)) for write, _ in keep]
+        found = self.plan(tuple(h for _, h in keep), c is not None, roots)
+        if found is not None:
+            self.emit(found[1], c)
+        self.bases = saved
+        return found is not None
 
     def inner(self, family, a, U):
-        """``g(a * U)``; ``U`` an exponent-vector term of :func:`~parsimony.symbolic._rational._term`."""
+        """``g(a * U)``; ``U`` a dict ``{feature: whole exponent}``."""
+        bases = [lambda f=int(f): self.feature(f) for f in U]
+        halves = [2 * int(e) for e in U.values()]
         if family == "linear":
-            self.node(CONST, 0, 1.0), self.term(U, abs(a)), self.node(ADD if a > 0 else SUB)
+            self.node(CONST, 0, 1.0), self.monomial(abs(a), bases, halves), self.node(ADD if a > 0 else SUB)
             return
-        self.term(U, a)
+        self.monomial(a, bases, halves)
         self.node({"sin": SIN, "cos": COS}.get(family, EXP))
         if family in ("expm1", "expp1"):
             self.node(CONST, 0, 1.0), self.node(SUB if family == "expm1" else ADD)
 
-    def fraction(self, top, bottom):
-        """``top / bottom`` of factor lists (``top`` not empty)."""
-        self.product(top)
-        if self.product(bottom):
-            self.node(DIV)
-
     def form(self, c, exponents, features, family=None, a=0.0, U=None, k=0.0):
-        """The tree of the form (exponents and ``k`` multiples of one half, at most 4 in size)."""
+        """The tree of the form (exponents and ``k`` multiples of one half); None when the
+        operators cannot write it."""
         self.ops, self.feats, self.vals = [], [], []
-        powers = [(lambda f=int(f): self.feature(f), e) for f, e in zip(features, exponents) if e]
+        bases = [lambda f=int(f): self.feature(f) for f in features]
+        halves = [int(round(2 * e)) for e in exponents]
+        roots = [True] * len(bases)
         if family is not None:
-            powers.append((lambda: self.inner(family, a, U), k))
-        whole = [[(w, int(abs(e))) for w, e in powers if e * side > 0 and abs(e) >= 1] for side in (1, -1)]
-        half = [[(w, 1) for w, e in powers if e * side > 0 and abs(e) % 1] for side in (1, -1)]
-        self.node(CONST, 0, c)
-        if self.product(whole[0]):
-            self.node(MUL)
-        if half[0]:
-            self.fraction(*half), self.node(SQRT), self.node(MUL)
-        elif half[1]:
-            self.product(half[1]), self.node(SQRT), self.node(DIV)
-        if self.product(whole[1]):
-            self.node(DIV)
+            bases.append(lambda: self.inner(family, a, U))
+            halves.append(int(round(2 * k)))
+            roots.append(k != round(k))  # (g of a whole power may be negative: no root of it)
+        if not self.monomial(c, bases, halves, roots):
+            return None
         return (np.array(self.ops, dtype=np.int64), np.array(self.feats, dtype=np.int64),
                 np.array(self.vals, dtype=np.float64))
 
@@ -256,7 +371,7 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     distinct shapes: the ``settings.max_forms`` best (least variance of ``y`` left, at least
     ``settings.exact``, plus ``settings.token_price`` a token), as ``(ops, feats, vals)``; and the
     number of forms fitted."""
-    writer = _PowerWriter(binops, unops)
+    writer = _PowerWriter(binops, unops, weights)
     s = settings
     positive = np.array([f for f in order if np.all(X[:, f] > 0)], dtype=np.int64)
     if not {MUL, DIV} <= writer.binops or positive.size == 0:
@@ -292,7 +407,7 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         k = 1.0 if family == "exp" else (float(_halves(coef[-1])) if v is not None else 0.0)
         a = a * coef[-1] if family == "exp" else a  # (exp's column is a*U: its coefficient scales a)
         if (v is not None and (k == 0.0 or abs(k) > 4)) or np.any(np.abs(exponents) > 4):
-            continue  # (the writer raises to the fourth power at most)
+            continue  # (no power beyond the fourth is offered)
         with np.errstate(all="ignore"):
             shape = np.exp(Z @ exponents)
             if v is not None:
@@ -311,9 +426,9 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
                 neighbours = nearest_rows(X[:, positive])[:, 0]
             if not white(residual, w, neighbours, s.white_z):
                 continue
-        U = None if family is None else _u_term(monomials[j], features)
+        U = None if family is None else {int(f): int(e) for f, e in zip(features, monomials[j]) if e}
         tree = writer.form(c, exponents, positive, family, a, U, k)
-        cplx = int(weights[tree[0]].sum())
+        cplx = int(weights[tree[0]].sum()) if tree is not None else maxsize + 1
         if cplx <= maxsize:
             models.append((math.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
     return _distinct_best(models, s.max_forms), fitted
@@ -354,8 +469,3 @@ def _signed_rows(X, Z, y, w, z):
         if not (np.all(np.isfinite(ly)) and np.isfinite(q.sum()) and q.sum() > 0):
             return 0.0, None, None, neighbours
     return sign, q / q.sum(), ly, neighbours
-
-
-def _u_term(exponents, features):
-    """The rational writer's term of the monomial of ``exponents`` on ``features``."""
-    return _term({int(f): int(e) for f, e in zip(features, exponents) if e})

@@ -436,8 +436,9 @@ class _Evolution:
                                           base + allowance(made + len(left)))
             if new is not None:
                 vals, loss, made = trial, new, made + len(left)
-        if offset >= 0 and fitted_constants(ops, vals, rows) == 1 and vals[offset] not in snap_values(vals[offset], rows):
-            for value in snap_values(vals[offset], rows):  # a law but for its offset: the law's offset
+        snaps = snap_values(vals[offset], rows) if offset >= 0 and fitted_constants(ops, vals, rows) == 1 else []
+        if snaps and vals[offset] not in snaps:
+            for value in snaps:  # a law but for its offset: the law's offset
                 trial = vals.copy()
                 trial[offset] = value
                 new, trial = self._snap_trial(ops, feats, trial, [], base + allowance(made + 1))

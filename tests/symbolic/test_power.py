@@ -3,12 +3,15 @@
 The laws below are hand-built (none is one of the AI Feynman problems the search was tuned on):
 each shape of :data:`~parsimony.symbolic._power.FAMILIES` with its exponents and scale."""
 
+import itertools
+
 import numpy as np
 import pytest
 
 from parsimony.symbolic import SymbolicQuantileRegressor
+from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._expressions import DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, operator_codes
-from parsimony.symbolic._power import power_forms
+from parsimony.symbolic._power import _PowerWriter, power_forms
 from parsimony.symbolic.seeds import STAGES, PowerSettings
 
 from ._helpers import predict_tree
@@ -99,3 +102,60 @@ def test_the_estimator_runs_the_seeder_as_a_stage():
     without = SymbolicQuantileRegressor(stages=(), **kw).fit(X, y)
     assert with_it.equations_.loss.min() <= 1e-9 * np.mean(np.abs(y))
     assert without.equations_.loss.min() > 1e-6 * np.mean(np.abs(y))
+
+
+def _cheapest_trees(base_costs, w, bound=12):
+    """The least token weight of any tree of the bases (of ``base_costs``), one constant ``c``,
+    products, ratios, squares and roots worth ``c^k * prod b^(v/2)``, for every ``v`` in halves
+    within ``bound`` and ``k`` in -1, 0, 1 (``c`` keeps its sign: a root holds no ``c``), by
+    relaxation to the fixed point (brute force over all such trees)."""
+    L, n = bound, len(base_costs)
+    cost = np.full((2 * L + 1,) * n + (3,), np.inf)
+    for i, s in enumerate(base_costs):
+        cost[tuple(L + 2 * (j == i) for j in range(n)) + (1,)] = s
+    cost[(L,) * n + (2,)] = w[E.CONST]
+
+    def shifted(a, offset):  # a[x - offset], inf off the box
+        out = np.full_like(a, np.inf)
+        src = tuple(slice(max(0, -o), a.shape[d] - max(0, o)) for d, o in enumerate(offset))
+        dst = tuple(slice(max(0, o), a.shape[d] - max(0, -o)) for d, o in enumerate(offset))
+        out[dst] = a[src]
+        return out
+
+    while True:
+        new = cost.copy()
+        for idx in zip(*np.nonzero(np.isfinite(cost))):
+            offset = tuple(int(i) - L for i in idx[:n]) + (int(idx[n]) - 1,)
+            new = np.minimum(new, shifted(cost, offset) + cost[idx] + w[E.MUL])  # b * a
+            new = np.minimum(new, shifted(cost[(slice(None, None, -1),) * (n + 1)], offset) + cost[idx] + w[E.DIV])  # a / b
+        core = cost[(slice(L // 2, L + L // 2 + 1),) * n]  # squares
+        target = new[(slice(None, None, 2),) * n]
+        target[..., 1] = np.minimum(target[..., 1], core[..., 1] + w[E.SQUARE])
+        roots = new[(slice(L // 2, L + L // 2 + 1),) * n]
+        roots[..., 1] = np.minimum(roots[..., 1], cost[(slice(None, None, 2),) * n][..., 1] + w[E.SQRT])
+        if np.array_equal(new, cost):
+            return cost
+        cost = new
+
+
+@pytest.mark.parametrize("heavy", [False, True])
+def test_the_writer_writes_each_monomial_in_the_fewest_tokens(heavy):
+    """Every ``c * x^e * b^f`` (``e``, ``f`` halves in [-3, 3]; ``b`` a feature, or ``exp(x1)`` of
+    weight 5) is written in as few tokens as the cheapest of all trees of products, ratios,
+    squares and roots, and evaluates to it."""
+    binops, unops, _ = operator_codes(DEFAULT_OPERATORS)
+    writer = _PowerWriter(binops, unops, WEIGHTS)
+    second = (lambda: (writer.node(E.VAR, 1), writer.node(E.EXP))) if heavy else (lambda: writer.node(E.VAR, 1))
+    best = _cheapest_trees([WEIGHTS[E.VAR], 5 if heavy else WEIGHTS[E.VAR]], WEIGHTS)
+    X = np.random.default_rng(5).uniform(0.5, 2.0, (20, 2))
+    b = np.exp(X[:, 1]) if heavy else X[:, 1]
+    for e, f in itertools.product(range(-6, 7), repeat=2):
+        if not (e or f):
+            continue
+        writer.ops, writer.feats, writer.vals = [], [], []
+        assert writer.monomial(-1.5, [lambda: writer.node(E.VAR, 0), second], [e, f])
+        tree = tuple(np.array(a) for a in (writer.ops, writer.feats, writer.vals))
+        assert np.allclose(predict_tree(tree, X), -1.5 * X[:, 0] ** (e / 2) * b ** (f / 2), rtol=1e-12)
+        cheapest = min(best[12 + e, 12 + f, 2], best[12 + e, 12 + f, 0])  # c * M or M / c
+        assert WEIGHTS[tree[0]].sum() == cheapest, (e, f, tree[0], cheapest)
+        assert np.sum(tree[0] == E.CONST) == 1
