@@ -9,7 +9,8 @@ it is the selected row and whether it is a solution (rows whose noise-free test 
 ``--min-r2`` are not sent to sympy and count as no solution). Per-row training pinball losses
 go to ``--losses`` (an ``.npz``), so selection rules can be tried offline. Then, per problem and
 level: ``solved`` (the selected row is a solution), ``not selected`` (a solution is on the
-front, another row selected), ``not built`` (no solution on the front).
+front, another row selected), ``not built`` (no solution on the front). With ``--units`` the fits
+take each problem's units (``sqr_recovery.py --units``) and each row says whether it is ``consistent``.
 
     python benchmarks/sqr_noise_fronts.py [--problem-set feynman|other] [--problems ...] [--noise 0 0.01 0.1]
         [--fronts /tmp/fronts.csv] [--losses /tmp/losses.npz]
@@ -42,8 +43,11 @@ def front_of(job) -> tuple:
 
     problem, noise, args = job
     X, y, X_test, y_test = generate_data(problem, args["rows"], noise, args["seed"], args["rows"] // 3)
+    units = {}
+    if args.get("units"):
+        units = {"feature_units": list(problem.units[1]), "target_units": problem.units[0]}
     model = SymbolicQuantileRegressor(quantile=args["tau"], random_state=args["seed"], progress=False,
-                                      **args["settings"])
+                                      **args["settings"], **units)
     start = time.process_time()
     model.fit(X, y)
     cpu = time.process_time() - start
@@ -67,7 +71,8 @@ def front_of(job) -> tuple:
                                                        model.complexity_weights_),
                      "fitted": tree["fitted"], "loss": float(eq.loss), "coverage": float(eq.coverage),
                      "baseline": baseline, "n_samples": len(y), "r2": r2, "solution": int(solution == "yes"),
-                     "cpu": cpu, "equation": eq.equation})
+                     "cpu": cpu, "equation": eq.equation,
+                     "consistent": int(getattr(eq, "consistent", True))})
     return rows, np.array(losses)
 
 
@@ -91,6 +96,8 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--min-r2", type=float, default=0.99)
     parser.add_argument("--sympy-timeout", type=float, default=10.0)
+    parser.add_argument("--units", action="store_true",
+                        help="fit with each problem's units (sqr_recovery.py --units): the rows' consistent column")
     parser.add_argument("--fronts", default="/tmp/sqr_noise_fronts.csv")
     parser.add_argument("--losses", default="/tmp/sqr_noise_losses.npz")
     args = parser.parse_args(argv)
@@ -98,7 +105,7 @@ def main(argv=None):
     if args.problems:
         problems = {n: p for n, p in problems.items() if n in args.problems}
     shared = {"rows": args.rows, "tau": args.tau, "seed": args.seed, "settings": {}, "min_r2": args.min_r2,
-              "sympy_timeout": args.sympy_timeout}
+              "sympy_timeout": args.sympy_timeout, "units": args.units}
     jobs = [(p, noise, shared) for p in problems.values() for noise in args.noise]
     table, losses = [], {}
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:

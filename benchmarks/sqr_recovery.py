@@ -40,6 +40,8 @@ METADATA = SHARED / "feynman" / "pmlb-metadata"
 #: The 59 AI Feynman problems of SRBench's set that are not in ../shared, written from the
 #: published tables (``--problem-set other``): never tuned on.
 OTHER = Path(__file__).resolve().parent / "feynman_other.txt"
+#: Their units (``--units``), from their PMLB ``metadata.yaml`` (data, one line a problem).
+OTHER_UNITS = Path(__file__).resolve().parent / "feynman_other_units.txt"
 
 
 def load_set(problem_set: str) -> dict:
@@ -48,7 +50,8 @@ def load_set(problem_set: str) -> dict:
     if problem_set == "other":
         from sqr_out_of_family import _table
 
-        return {name: srbench.Problem(name, "y", formula, tuple(variables))
+        units = other_units()
+        return {name: srbench.Problem(name, "y", formula, tuple(variables), units.get(name))
                 for name, formula, variables in _table(OTHER.read_text(encoding="utf-8"))}
     if problem_set != "feynman":
         raise SystemExit(f"unknown problem set {problem_set!r}: feynman or other")
@@ -57,6 +60,28 @@ def load_set(problem_set: str) -> dict:
     if missing:
         raise SystemExit(f"unreadable problems: {missing}")
     return problems
+
+
+def other_units() -> dict:
+    """``name -> (target unit, feature units)`` of the 59 others, from :data:`OTHER_UNITS` (lines
+    ``name | target unit | var unit; var unit; ...``, copied from their PMLB ``metadata.yaml``,
+    ``""`` dimensionless), in the variables' order of :data:`OTHER`."""
+    out = {}
+    for line in OTHER_UNITS.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        name, target, variables = (part.strip() for part in line.split("|"))
+        pairs = [v.strip().split(" ", 1) for v in variables.split(";")]
+        out[name] = (target, {v: (u[0] if u else "").strip() for v, *u in pairs})
+    table = {name: [v[0] for v in variables] for name, _, variables in _table_of_other()}
+    return {name: (target, tuple(units[v] for v in table[name])) for name, (target, units) in out.items()
+            if name in table}
+
+
+def _table_of_other():
+    from sqr_out_of_family import _table
+
+    return _table(OTHER.read_text(encoding="utf-8"))
 
 
 def _parse_settings(pairs):
@@ -95,6 +120,9 @@ def main(argv=None):
     parser.add_argument("--sympy-timeout", type=float, default=20.0)
     parser.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                         help="SQR parameters (JSON values), e.g. maxsize=30")
+    parser.add_argument("--units", action="store_true",
+                        help="give SQR each problem's units (feature_units, target_units): the 60's from their "
+                             "metadata, the 59's from feynman_other_units.txt")
     parser.add_argument("--csv", default=None, help="write the rows to this CSV")
     parser.add_argument("--store", default=None, help="keep the suite's results store here (resumable)")
     args = parser.parse_args(argv)
@@ -109,9 +137,9 @@ def main(argv=None):
     if args.first is not None:
         problems = dict(list(problems.items())[:args.first])
     settings = _parse_settings(args.set)
-    method = srbench.sqr_method("SQR", tau=args.tau, **settings)
+    method = srbench.sqr_method("SQR-units" if args.units else "SQR", tau=args.tau, **settings)
     items = srbench.groundtruth_payloads(problems, args.noise, args.rows, max(1, args.rows // 3),
-                                         sympy_timeout=args.sympy_timeout)
+                                         sympy_timeout=args.sympy_timeout, units=args.units)
     print(f"{len(problems)} problems x noise {args.noise}, tau={args.tau}, {args.rows} rows, seed {args.seed}, "
           f"SQR settings {settings or 'default'}", flush=True)
     if args.jobs == 1:  # compile the kernels before timing the first fit (the workers of --jobs N compile their own)

@@ -115,12 +115,16 @@ class Problem:
         The right-hand side, as printed.
     variables : tuple of (name, low, high)
         In the order of the data's columns; ``low``/``high`` are None without a sampling range.
+    units : tuple (target unit, tuple of feature units) or None
+        The physical units of the metadata's descriptions (``"m^1 * s^(-1)"``, ``""`` for
+        dimensionless; :func:`metadata_unit`), None where the metadata gives none.
     """
 
     name: str
     target: str
     formula: str
     variables: tuple
+    units: tuple | None = None
 
     @property
     def group(self) -> str:
@@ -178,6 +182,7 @@ def parse_metadata(text: str, source="metadata.yaml") -> Problem:
     if not name:
         raise ValueError(f"{source}: no 'dataset:' line, so not a PMLB metadata.yaml")
     description, features, block = [], [], None
+    target_unit, feature_units = None, []
     for line in lines:
         top = re.match(r"^([A-Za-z_]\w*):", line)
         if top:
@@ -189,6 +194,14 @@ def parse_metadata(text: str, source="metadata.yaml") -> Problem:
             m = re.match(r"^\s*-\s*name:\s*(.+?)\s*$", line)
             if m:
                 features.append(m.group(1).strip("'\""))
+                feature_units.append(None)
+            d = re.match(r"^\s*description:\s*(.+?)\s*$", line)
+            if d and features:
+                feature_units[-1] = metadata_unit(d.group(1))
+        elif block == "target":
+            d = re.match(r"^\s*description:\s*(.+?)\s*$", line)
+            if d:
+                target_unit = metadata_unit(d.group(1))
     formula = next((m for m in map(_FORMULA.match, description) if m), None)
     if formula is None:
         raise ValueError(f"{source}: the description of {name} has no formula line 'TARGET = EXPRESSION'")
@@ -199,12 +212,26 @@ def parse_metadata(text: str, source="metadata.yaml") -> Problem:
     if not names:
         raise ValueError(f"{source}: {name} lists no features and no variable ranges")
     variables = tuple((v, *ranges.get(v, (None, None))) for v in names)
-    problem = Problem(name, formula.group(1), formula.group(2), variables)
+    units = None
+    if features and target_unit is not None and None not in feature_units:
+        units = (target_unit, tuple(feature_units))
+    problem = Problem(name, formula.group(1), formula.group(2), variables, units)
     truth = problem.truth()
     unknown = sorted(str(s) for s in truth.free_symbols if str(s) not in names)
     if unknown:
         raise ValueError(f"{source}: the formula of {name} uses {unknown}, which are not among its features {names}")
     return problem
+
+
+def metadata_unit(description: str) -> str | None:
+    """The unit of a PMLB metadata ``description`` (``"Velocity, m^1 * s^(-1)"``, ``"v, Velocity,
+    m^1 * s^(-1)"``, ``"Dimensionless"``): the text after its last comma (``""`` for dimensionless),
+    None when it names no unit (no exponent, and not dimensionless)."""
+    text = description.strip().strip("'\"").strip()
+    last = text.rpartition(",")[2].strip()
+    if last.lower() == "dimensionless":
+        return ""
+    return last if re.fullmatch(r"[A-Za-z]+\^\(?-?\d+\)?(\s*\*\s*[A-Za-z]+\^\(?-?\d+\)?)*", last) else None
 
 
 def read_metadata(path) -> Problem:
@@ -754,6 +781,9 @@ def run_srbench_task(task, payload: dict, spec: MethodSpec, budget, feature_name
         names = list(payload["features"])
         row.update(n_train=len(y), n_test=len(y_test), n_features=X.shape[1])
         model = spec.build(task.quantile, task.seed, budget)
+        if payload.get("units") is not None and "feature_units" in model.get_params():
+            target_unit, feature_units = payload["units"]
+            model.set_params(feature_units=list(feature_units), target_units=target_unit)
         start, cpu = time.perf_counter(), time.process_time()
         model.fit(X, y)
         row["fit_time"], row["fit_cpu"] = time.perf_counter() - start, time.process_time() - cpu
@@ -800,10 +830,12 @@ def split_key(key: str) -> tuple:
 
 
 def groundtruth_payloads(problems: dict, noise, rows: int, test_rows: int, pmlb_data=False, data_dir=None,
-                         sympy_timeout=SYMPY_TIMEOUT, tables=None) -> dict:
+                         sympy_timeout=SYMPY_TIMEOUT, tables=None, units=False) -> dict:
     """``key -> (payload, feature names, fingerprint)`` of every (problem, noise level). A problem
     without ranges, or every problem when ``pmlb_data``, reads its data file (``tables[name]`` =
-    ``(X, y)`` arrays)."""
+    ``(X, y)`` arrays). With ``units`` each problem's :attr:`Problem.units` go to the methods that
+    take them (``feature_units`` and ``target_units``: SQR's dimensional prior), where its metadata
+    gives them."""
     items = {}
     for name, problem in problems.items():
         table = None
@@ -818,8 +850,11 @@ def groundtruth_payloads(problems: dict, noise, rows: int, test_rows: int, pmlb_
                 recipe["test_rows"] = test_rows
             else:
                 recipe["table"] = fingerprint(np.column_stack(table).tobytes())
+            if units and problem.units is not None:  # (results with the prior are not those without)
+                recipe["units"] = [problem.units[0], list(problem.units[1])]
             payload = {"problem": problem, "noise": float(level), "rows": rows, "test_rows": test_rows,
-                       "table": table, "features": problem.features, "sympy_timeout": sympy_timeout}
+                       "table": table, "features": problem.features, "sympy_timeout": sympy_timeout,
+                       "units": problem.units if units else None}
             items[dataset_key(name, level)] = (payload, problem.features, fingerprint(recipe))
     return items
 

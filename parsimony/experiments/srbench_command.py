@@ -49,6 +49,9 @@ def add_arguments(run) -> None:
     group.add_argument("--pmlb-data", action="store_true",
                        help="ground truth: read PMLB's data files (split 75/25) instead of generating data from the "
                             "metadata's ranges (the Strogatz problems always read theirs)")
+    group.add_argument("--units", action="store_true",
+                       help="ground truth: give the methods that take them (SQR) each problem's units from its "
+                            "metadata (feature_units, target_units: a dimensional prior on model selection)")
     group.add_argument("--sympy-timeout", type=_positive(float), default=srbench.SYMPY_TIMEOUT,
                        help=f"seconds each sympy simplification may take (default {srbench.SYMPY_TIMEOUT:g}); one that "
                             "runs out is reported as 'timeout' (not solved)")
@@ -97,7 +100,7 @@ def _groundtruth_items(args, rows, test_rows):
         raise ValueError(f"none of the {len(names)} problems is available: {_listing(missing)}. {srbench.how_to_get()}")
     noise = args.noise if args.noise is not None else srbench.NOISE_LEVELS
     return srbench.groundtruth_payloads(problems, noise, rows, test_rows, pmlb_data=args.pmlb_data,
-                                        sympy_timeout=args.sympy_timeout, tables=tables)
+                                        sympy_timeout=args.sympy_timeout, tables=tables, units=args.units)
 
 
 def _tables(names, args):
@@ -188,8 +191,9 @@ def run_suite(args) -> int:
     from .srbench_report import srbench_report
 
     track = "groundtruth" if args.suite == "srbench-groundtruth" else "blackbox"
-    if track == "blackbox" and (args.noise is not None or args.pmlb_data or args.test_rows is not None):
-        raise ValueError("--noise, --pmlb-data and --test-rows belong to --suite srbench-groundtruth")
+    if track == "blackbox" and (args.noise is not None or args.pmlb_data or args.test_rows is not None
+                                or getattr(args, "units", False)):
+        raise ValueError("--noise, --pmlb-data, --test-rows and --units belong to --suite srbench-groundtruth")
     methods = _methods(args, track)
     rows = args.rows or srbench.TRAIN_ROWS
     test_rows = args.test_rows or max(1, rows // 3)

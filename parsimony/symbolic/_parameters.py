@@ -15,6 +15,7 @@ from .._validation import (
 )
 from ..backend import BACKENDS
 from ..losses import LOSSES, Loss, Pinball, as_loss
+from ._dimensions import check_units_parameter
 from ._expressions import TOKEN_COMPLEXITY, complexity_weights, operator_codes, token_weights
 from ._intervals import Box
 from ._search import SearchSettings
@@ -87,6 +88,9 @@ SQR_PARAMETERS = {
     "certify": [BOOLEAN],
     "domain": [None, Check(lambda d, name: domain_bounds(d) and d, "an array of shape (n_features, 2): each feature's [low, high]")],
     "rescale": [Options("scale"), BOOLEAN],
+    "feature_units": [None, Check(check_units_parameter, "a sequence of units (one per feature, e.g. 'm^1 * s^(-1)' "
+                                                         "or {'m': 1, 's': -1}) or a dict keyed by feature name")],
+    "target_units": [None, Check(check_units_parameter, "a unit such as 'kg' or {'kg': 1}")],
 }
 
 

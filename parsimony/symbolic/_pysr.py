@@ -346,6 +346,11 @@ def fit_fronts(X, y, sample_weight, plan, previous=None) -> EngineFit:
     map to the estimator's own steps around the engine: ``X`` and ``y`` arrive in the search's
     units, and the returned fronts are written back in the user's and filtered to the rows
     certified on the domain (PySR's search itself is not restricted, so a front may lose rows).
+    ``feature_units`` and ``target_units`` map the same way: the estimator marks each returned row
+    ``consistent`` and selects among those rows, as on the native engine (whose search they do not
+    change either). PySR's own ``X_units``/``y_units`` are not passed: they are SI symbols parsed by
+    DynamicQuantities (``T`` is tesla there, temperature in the AI Feynman metadata), and they
+    penalise the search rather than mark its front.
 
     Raises
     ------
