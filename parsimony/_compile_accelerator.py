@@ -16,9 +16,8 @@ numba's public ``njit``. With it, a kernel is a :class:`KernelDispatcher`:
   compiled serves calls from kernels too;
 - while a kernel compiles, Python's cyclic garbage collector is paused, numba's error messages are
   left unformatted, its compile flags compare and hash without rebuilding their values, its
-  LLVM-lock events are off, reference counting reads only the members that hold a meminfo and
-  counts a record's arrays in one always-inlined function (:func:`_compile_session`): none
-  changes the code that runs;
+  LLVM-lock events are off and reference counting reads only the members that hold a meminfo
+  (:func:`_compile_session`): none changes the compiled code;
 - the package's records (named tuples) are passed to a kernel as one LLVM value, not flattened
   into their scalars (:class:`_RecordModel`);
 - a cached kernel is reused only while every source file of its package is unchanged (numba
@@ -55,7 +54,7 @@ from llvmlite import binding as llvm
 from llvmlite import ir as llvmir
 from llvmlite.binding import ffi as llvm_ffi
 from numba.core import base as numba_base
-from numba.core import config, errors, ir, sigutils, targetconfig, types
+from numba.core import errors, ir, sigutils, targetconfig, types
 from numba.core.caching import FunctionCache, IndexDataCacheFile, NullCache
 from numba.core.codegen import CPUCodegen, JITCodeLibrary
 from numba.core.compiler import Compiler, DefaultPassBuilder, Flags
@@ -240,25 +239,23 @@ def _has_loc(fn):
 _NUMBA_HAS_LOC = numba_base._has_loc
 
 
-_MEMINFO_COUNTS = {}  # (data model manager, type) -> how many NRT meminfos a value of the type holds
+_HOLDS_MEMINFO = {}  # (data model manager, type) -> whether a value of the type holds an NRT meminfo
 
 
-def _meminfo_count(dmm, builder, ty):
-    """How many ``(type, meminfo)`` pairs :meth:`NRTContext.get_meminfos` finds in a value of type
-    ``ty`` (its model's own, and its members', recursively; listing the members emits no code)."""
+def _holds_meminfo(dmm, builder, ty):
+    """Whether :meth:`NRTContext.get_meminfos` finds a meminfo in a value of type ``ty`` (its model
+    has one, or a member does, recursively; listing the members emits no code)."""
     key = (dmm, ty)
     try:
-        return _MEMINFO_COUNTS[key]
+        return _HOLDS_MEMINFO[key]
     except KeyError:
         pass
-    except TypeError:  # pragma: no cover - an unhashable type: counted each time
-        key = None
+    except TypeError:  # pragma: no cover - an unhashable type
+        return True
     model = dmm[ty]
-    count = int(model.has_nrt_meminfo()) + sum(_meminfo_count(dmm, builder, member)
-                                               for member, _ in model.traverse(builder))
-    if key is not None:
-        _MEMINFO_COUNTS[key] = count
-    return count
+    found = model.has_nrt_meminfo() or any(_holds_meminfo(dmm, builder, member) for member, _ in model.traverse(builder))
+    _HOLDS_MEMINFO[key] = found
+    return found
 
 
 def _get_meminfos(self, builder, ty, val):
@@ -276,52 +273,12 @@ def _get_meminfos(self, builder, ty, val):
     if model.has_nrt_meminfo():
         meminfos.append((ty, model.get_nrt_meminfo(builder, val)))
     for member, getter in model.traverse(builder):
-        if _meminfo_count(dmm, builder, member):
+        if _holds_meminfo(dmm, builder, member):
             meminfos.extend(_get_meminfos(self, builder, member, getter(val)))
     return meminfos
 
 
 _NUMBA_GET_MEMINFOS = NRTContext.get_meminfos
-
-
-_REFCOUNT_NAMES = {}  # (type, NRT function) -> the name of its out-of-line reference counting
-
-
-def _call_incref_decref(self, builder, typ, value, funcname):
-    """``NRTContext._call_incref_decref`` (``NRT_incref`` or ``NRT_decref`` on every meminfo in
-    ``value``), for a value holding two meminfos or more a call to one function per type and
-    module that does it (internal, always inlined) instead of the calls themselves.
-
-    Every reference count of a record of arrays (an argument's entry and end, a field read, a
-    variable's end) took each array out of the record, its meminfo out of the array, and called
-    the NRT on it: two ``extractvalue`` per array, the first naming the record's whole LLVM type
-    (kilobytes of text), and a call. A cold SQR fit lowered 23.3 MB of IR text with them, 21.9 MB
-    without (``evolve_population`` 1.55 -> 1.04 MB; compile CPU about 8% lower). LLVM inlines the
-    function back before its reference-count pruning and optimisation (``alwaysinline``: the
-    cheap module passes inline it), so the code run, the reference counts and the results are
-    the same."""
-    if config.DEBUG_NRT or _meminfo_count(self._context.data_model_manager, builder, typ) < 2:
-        return _NUMBA_CALL_INCREF_DECREF(self, builder, typ, value, funcname)
-    key = (typ, funcname)
-    name = _REFCOUNT_NAMES.get(key)
-    if name is None:
-        digest = hashlib.sha256(f"{typ}\0{value.type}".encode()).hexdigest()[:24]
-        name = _REFCOUNT_NAMES[key] = f"parsimony.{funcname}.{digest}"
-    module = builder.module
-    fn = module.globals.get(name)
-    if fn is not None and fn.args[0].type is not value.type and fn.args[0].type != value.type:  # pragma: no cover
-        return _NUMBA_CALL_INCREF_DECREF(self, builder, typ, value, funcname)  # (a type lowered two ways)
-    if fn is None:
-        fn = llvmir.Function(module, llvmir.FunctionType(llvmir.VoidType(), [value.type]), name)
-        fn.linkage = "internal"
-        fn.attributes.add("alwaysinline")
-        inner = llvmir.IRBuilder(fn.append_basic_block())
-        _NUMBA_CALL_INCREF_DECREF(self, inner, typ, fn.args[0], funcname)
-        inner.ret_void()
-    builder.call(fn, [value])
-
-
-_NUMBA_CALL_INCREF_DECREF = NRTContext._call_incref_decref
 
 
 def _numba_llvm_lock_hooks():
@@ -338,9 +295,8 @@ def _compile_session():
     (:data:`_FAST_CONFIG`), its LLVM-lock events off, the signatures of its function types
     remembered (:func:`_memo_call_type`), the variables of its IR instructions listed without a
     call per value (:func:`_rec_list_vars`), whether an implementation takes ``loc`` asked
-    once per implementation (:func:`_has_loc`), the meminfos of a value found without reading
-    its other members (:func:`_get_meminfos`) and a record's reference counts made by one
-    function per module (:func:`_call_incref_decref`); numba's originals are restored afterwards,
+    once per implementation (:func:`_has_loc`) and the meminfos of a value found without reading
+    its other members (:func:`_get_meminfos`); numba's originals are restored afterwards,
     whatever happened.
 
     A compile allocates millions of short-lived objects that the collector scanned again and
@@ -374,8 +330,6 @@ def _compile_session():
         undo.append(functools.partial(setattr, numba_base, "_has_loc", _NUMBA_HAS_LOC))
         NRTContext.get_meminfos = _get_meminfos
         undo.append(functools.partial(setattr, NRTContext, "get_meminfos", _NUMBA_GET_MEMINFOS))
-        NRTContext._call_incref_decref = _call_incref_decref
-        undo.append(functools.partial(setattr, NRTContext, "_call_incref_decref", _NUMBA_CALL_INCREF_DECREF))
         for cls in _MEMO_CALL_TYPES:
             undo.append(functools.partial(setattr, cls, "get_call_type", cls.__dict__["get_call_type"]))
             cls.get_call_type = _memo_call_type(cls.__dict__["get_call_type"])
@@ -790,7 +744,6 @@ TESTED_PARAMETERS = {
     (TupleModel, "__init__"): ["self", "dmm", "fe_type"],
     (UniTupleModel, "__init__"): ["self", "dmm", "fe_type"],
     (NRTContext, "get_meminfos"): ["self", "builder", "ty", "val"],
-    (NRTContext, "_call_incref_decref"): ["self", "builder", "typ", "value", "funcname"],
     (ir.Inst, "_rec_list_vars"): ["self", "val"],
     (function_types.BaseFunction, "get_call_type"): ["self", "context", "args", "kws"],
     (function_types.BoundFunction, "get_call_type"): ["self", "context", "args", "kws"],

@@ -119,14 +119,13 @@ def test_compiles_remember_call_types_and_restore_numbas_methods():
     from parsimony import _compile_accelerator as accelerator
 
     originals = (functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type,
-                 ir.Inst._rec_list_vars, base._has_loc, NRTContext.get_meminfos, NRTContext._call_incref_decref)
+                 ir.Inst._rec_list_vars, base._has_loc, NRTContext.get_meminfos)
     seen = []
 
     class Watch(event.Listener):
         def on_start(self, ev):
             seen.append((functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type,
-                         ir.Inst._rec_list_vars, base._has_loc, NRTContext.get_meminfos,
-                         NRTContext._call_incref_decref))
+                         ir.Inst._rec_list_vars, base._has_loc, NRTContext.get_meminfos))
 
         def on_end(self, ev):
             pass
@@ -143,7 +142,7 @@ def test_compiles_remember_call_types_and_restore_numbas_methods():
         event.unregister("numba:compile", watch)
     assert seen and all(a is not b for a, b in zip(seen[0], originals))
     assert (functions.BaseFunction.get_call_type, functions.BoundFunction.get_call_type, ir.Inst._rec_list_vars,
-            base._has_loc, NRTContext.get_meminfos, NRTContext._call_incref_decref) == originals
+            base._has_loc, NRTContext.get_meminfos) == originals
     # what was remembered is numba's own answer
     remembered = [(key, sig) for key, (_, sig) in accelerator._CALL_TYPES.items()]
     assert remembered
@@ -191,71 +190,6 @@ def test_reference_counting_finds_the_meminfos_numba_finds():
     assert [t for t, _ in ours] == [t for t, _ in numbas] and len(ours) == 4  # x, inner.a, pair's two, in order
     assert [path(m) for _, m in ours] == [path(m) for _, m in numbas]
     assert len(builder.block.instructions) - before - emitted < emitted / 3  # the members without one: not read
-
-
-def test_reference_counts_of_a_record_go_through_one_function_that_makes_numbas_calls():
-    from collections import namedtuple
-
-    from llvmlite import ir as llvmir
-    from numba import typeof
-    from numba.core.registry import cpu_target
-    from numba.core.runtime import _nrt_python as _nrt
-    from numba.core.runtime import rtsys
-    from numba.core.runtime.context import NRTContext
-
-    from parsimony._compile_accelerator import _call_incref_decref
-
-    Pair = namedtuple("Pair", ["a", "s", "b"])
-    ty = typeof(Pair(np.zeros(3), 1.0, np.zeros((2, 2))))
-    context = cpu_target.target_context
-    nrt = NRTContext(context, True)
-    module = llvmir.Module()
-    function = llvmir.Function(module, llvmir.FunctionType(llvmir.VoidType(), [context.get_value_type(ty)]), "f")
-    builder = llvmir.IRBuilder(function.append_basic_block())
-
-    def nrt_calls(fn, name):
-        return [i for b in fn.blocks for i in b.instructions
-                if isinstance(i, llvmir.instructions.CallInstr) and i.callee.name == name]
-
-    numbas = llvmir.Function(module, function.type.pointee, "g")
-    NRTContext._call_incref_decref(nrt, llvmir.IRBuilder(numbas.append_basic_block()), ty, numbas.args[0],
-                                   "NRT_incref")
-    for _ in range(2):  # the second reference count reuses the module's function
-        _call_incref_decref(nrt, builder, ty, function.args[0], "NRT_incref")
-    calls = builder.block.instructions
-    assert len(calls) == 2 and calls[0].callee is calls[1].callee
-    out_of_line = calls[0].callee
-    assert out_of_line.linkage == "internal" and "alwaysinline" in out_of_line.attributes
-    assert len(nrt_calls(out_of_line, "NRT_incref")) == len(nrt_calls(numbas, "NRT_incref")) == 2
-    # a lone array: numba's own code at the site
-    array = typeof(np.zeros(2))
-    single = llvmir.Function(module, llvmir.FunctionType(llvmir.VoidType(), [context.get_value_type(array)]), "h")
-    _call_incref_decref(nrt, llvmir.IRBuilder(single.append_basic_block()), array, single.args[0], "NRT_decref")
-    assert len(nrt_calls(single, "NRT_decref")) == 1
-
-    # compiled: records of arrays made, passed, returned and dropped leave no allocation behind
-    @njit(cache=False)
-    def made(n):
-        return Pair(np.ones(n), 2.0, np.ones((n, n)))
-
-    @njit(cache=False)
-    def use(p, n):
-        q = made(n)
-        return p.a.sum() * q.s + q.b.sum(), q
-
-    use(Pair(np.ones(1), 1.0, np.zeros((1, 1))), 1)  # (compiled before counting)
-    enabled = _nrt.memsys_stats_enabled()
-    _nrt.memsys_enable_stats()
-    try:
-        before = rtsys.get_allocation_stats()
-        total, q = use(Pair(np.ones(3), 1.0, np.zeros((1, 1))), 2)
-        assert total == 3.0 * 2.0 + 4.0 and q.a.shape == (2,)
-        del q
-        after = rtsys.get_allocation_stats()
-    finally:
-        if not enabled:
-            _nrt.memsys_disable_stats()
-    assert after.alloc - before.alloc == after.free - before.free
 
 
 def test_the_packages_records_pass_to_kernels_whole():
