@@ -3,7 +3,8 @@
 Each fold of ``sqr_selection.py`` (same sets, levels and folds) is fitted with fixed forms built from
 the terms of the generating function as the sets have it (standardised features; the wave's origin
 is the features' low end): the wave ``sin((x0 + a) (x1 + b) c)``, ``x3``, ``x4`` and ``x2^2``, each
-with its coefficient, plus an offset; also ``sin(x0 + x1 + a)`` for the wave and a linear form. The
+with its coefficient, plus an offset; also ``sin(x0 + x1 + a)`` for the wave, a linear form, and
+terms under one shared coefficient (``x3+x3+x4+x2sq`` is ``(x3 + x3 + x4 + x2^2) * c``). The
 wave's inner constants are fitted by Nelder-Mead (least squares, then the pinball loss, from three
 starts), the coefficients and offset exactly by pinball regression. Complexity is the package's
 token weights (:data:`parsimony.tokens.TOKEN_COMPLEXITY`) of the form as written. These are not
@@ -43,22 +44,33 @@ TERM_TOKENS = {
     "x2sq": W["square"] + W["feature"] + W["mul"] + W["constant"],
 }
 FORMS = [("wave", "x3"), ("wave", "x3", "x4"), ("wave", "x3", "x2sq"), ("wave", "x3", "x4", "x2sq"),
-         ("sinsum", "x3", "x4"), ("x0", "x1", "x3", "x4", "x2sq")]
+         ("sinsum", "x3", "x4"), ("x0", "x1", "x3", "x4", "x2sq"),
+         ("wave", "x3+x4"), ("wave", "x3+x3+x4"), ("wave", "x3+x2sq"), ("wave", "x3+x4+x2sq"),
+         ("wave", "x3+x3+x4+x2sq")]
 #: Starts of the wave's inner constants (shifts of x0 and x1, frequency): the low end of standardised
 #: uniform features (sqrt 3) with pi/12 (fri_c0's scaling) and the fronts' typical (2.3, 1.7, 0.6).
 WAVE_STARTS = [(1.8, 1.8, 0.55), (2.3, 1.7, 0.6), (1.7, 1.7, 0.27)]
 
 
+def term_tokens(term) -> int:
+    """Tokens of one term with its coefficient; ``"x3+x3+x4"`` is a sum of terms sharing one
+    coefficient (``(x3 + x3 + x4) * c``: a repeated feature is a weight of 2), each part's own
+    coefficient not written."""
+    parts = term.split("+")
+    own = W["mul"] + W["constant"]
+    return sum(TERM_TOKENS[t] - own for t in parts) + (len(parts) - 1) * W["add"] + own
+
+
 def tokens(form) -> int:
     """Complexity of ``sum_t c_t term_t + offset`` as written."""
-    return sum(TERM_TOKENS[t] for t in form) + (len(form) - 1) * W["add"] + W["add"] + W["constant"]
+    return sum(term_tokens(t) for t in form) + (len(form) - 1) * W["add"] + W["add"] + W["constant"]
 
 
 def columns(form, X, p):
     """The form's term columns (k x n) at the wave's inner constants ``p``."""
     out = {"wave": lambda: np.sin((X[:, 0] + p[0]) * (X[:, 1] + p[1]) * p[2]),
            "sinsum": lambda: np.sin(X[:, 0] + X[:, 1] + p[0]), "x2sq": lambda: X[:, 2] ** 2}
-    return np.array([out[t]() if t in out else X[:, int(t[1])] for t in form])
+    return np.array([sum(out[t]() if t in out else X[:, int(t[1])] for t in term.split("+")) for term in form])
 
 
 def fit_form(form, X, y, tau):

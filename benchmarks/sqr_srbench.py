@@ -285,9 +285,12 @@ def report(results, peers, paper, n_folds=5, baseline=None) -> list[dict]:
 
 
 def dataset_names(args, paper) -> list:
-    """The sets of ``--datasets`` or ``--fast``, else every set of the paper's table, smallest first."""
-    return args.datasets or (FAST if args.fast else sorted(
-        {name for (_, name) in paper}, key=lambda name: paper.get((0.5, name), {}).get("n", 0)))
+    """The sets of ``--datasets``, ``--fast`` or ``--friedman``, else every set of the paper's table,
+    smallest first."""
+    if args.datasets or args.fast:
+        return args.datasets or FAST
+    names = sorted({name for (_, name) in paper}, key=lambda name: paper.get((0.5, name), {}).get("n", 0))
+    return [name for name in names if "fri_c" in name] if args.friedman else names
 
 
 def fold_parser(description) -> argparse.ArgumentParser:
@@ -296,6 +299,8 @@ def fold_parser(description) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--datasets", nargs="*", default=None)
     parser.add_argument("--fast", action="store_true", help=f"the 10-set subset {' '.join(FAST)}")
+    parser.add_argument("--friedman", action="store_true",
+                        help="the paper's fri_c* sets (the 9 of ../shared: issue 40's must-hold 2)")
     parser.add_argument("--quantiles", nargs="*", type=float, default=[0.5, 0.9])
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--resume", action="store_true")
