@@ -23,7 +23,8 @@ numba's public ``njit``. With it, a kernel is a :class:`KernelDispatcher`:
 - a cached kernel is reused only while every source file of its package is unchanged (numba
   checks only the kernel's own file), and cache files are read and written under a lock;
 - :func:`precompile` compiles a fit's kernels in an order that lets kernels link the entries they
-  call and, on a cold cache, hands some to a helper process on another core.
+  call and, on a cold cache, hands some to a helper process on another core, which this process
+  compiles from the last once its own are done, so that both finish together.
 
 It can never break a fit: :func:`install` checks the signatures and the behaviour of what it
 patches and raises :class:`Unsupported` when they differ from the tested ones, and a compile that
@@ -847,19 +848,22 @@ def _precompile(steps, compiling):
     shared = [(kernel, sig) for kernel, sig, where in steps if where == "main"]
     cold = any(not _cached(kernel, sig) for kernel, sig in shared)
     helping = bool(helped) and cold and _start_helper(helped, shared)
-    if helping:
-        _HELPED.update(helped)
-        compiling()  # what this process now waits for is compile time too
-    later = []
-    for kernel, sig, where in steps:
-        if where == "main" or (kernel, sig) in _HELPED:
-            if helping and where == "main" and not _compile(kernel, sig, wait=False):
-                later.append((kernel, sig))  # the helper is compiling it: first the steps it is not
-            else:
+    if not helping:
+        for kernel, sig, where in steps:
+            if where == "main" or (kernel, sig) in _HELPED:
                 _compile(kernel, sig)
-        _PRECOMPILED.add((kernel, sig))
+            _PRECOMPILED.add((kernel, sig))
+        return
+    _HELPED.update(helped)
+    compiling()  # what this process now waits for is compile time too
+    # its own steps, its spare ones, then the helper's from the last (the helper works from the
+    # first): each one that no process holds, so the two meet and neither waits for the other
+    # while a step is left; then the steps the helper was compiling (loaded once it is done)
+    own = [(kernel, sig) for kind in ("main", "spare") for kernel, sig, where in steps if where == kind]
+    later = [(kernel, sig) for kernel, sig in own + helped[::-1] if not _compile(kernel, sig, wait=False)]
     for kernel, sig in later:
         _compile(kernel, sig)
+    _PRECOMPILED.update((kernel, sig) for kernel, sig, _ in steps)
 
 
 def _compile(kernel, sig, wait=True) -> bool:

@@ -294,14 +294,18 @@ def precompile(steps):
         Kernels (``@njit`` from here) and arguments of the types the fit calls them with, in
         compile order: callees first, since a kernel that calls an entry compiled already
         links it instead of compiling it again. ``where`` is ``"main"`` (this process compiles
-        it) or ``"helper"``: when some of those are not cached, a helper process compiles them,
+        it), ``"helper"``: when some of those are not cached, a helper process compiles them,
         in this order, into the cache, while this process compiles its own steps and loads the
         helper's as it needs them (also from inside a kernel that calls one with these argument
-        types; one the helper has not begun it compiles itself). Without a helper (one core, no
-        core free by the load average, no writable cache, ``PARSIMONY_NUMBA_HELPER=0``; ``=1``
-        starts one whatever the load) the helper steps compile on first use as usual, as they do
-        when every ``"main"`` step is cached already. Every kernel is compiled and saved under its
-        cache lock, so no process compiles one that another is compiling.
+        types; one the helper has not begun it compiles itself), or ``"spare"``: with a helper,
+        this process compiles it after its own steps (the small kernels a fit calls from Python
+        late, which would otherwise compile after the helper is done). Then it takes the
+        helper's steps from the last, compiling each that the helper has not begun (the helper
+        goes from the first), and waits only for those the helper holds. Without a helper (one core, no core free by the load average, no
+        writable cache, ``PARSIMONY_NUMBA_HELPER=0``; ``=1`` starts one whatever the load) the
+        helper and spare steps compile on first use as usual, as they do when every ``"main"``
+        step is cached already. Every kernel is compiled and saved under its cache lock, so no
+        process compiles one that another is compiling.
     """
     if accelerated():
         _ACCELERATOR.precompile(steps, _WATCH.compiling)

@@ -429,6 +429,48 @@ def test_precompile_compiles_the_main_steps_once():
     assert add(np.ones(2), 2) == 3.0 and compiled_kernels() == before + 1
 
 
+def _four_steps():
+    """Kernels named by their step: one of this process's, two of the helper's and a spare one."""
+
+    @njit(cache=False)
+    def own(a):
+        return a[0]
+
+    @njit(cache=False)
+    def first(a):
+        return a[0] + 1.0
+
+    @njit(cache=False)
+    def second(a):
+        return a[0] + 2.0
+
+    @njit(cache=False)
+    def spare(a):
+        return a[0] + 3.0
+
+    a = np.ones(2)
+    return [(own, (a,), "main"), (first, (a,), "helper"), (second, (a,), "helper"), (spare, (a,), "spare")]
+
+
+@pytest.mark.parametrize("helper", [True, False])
+def test_precompile_takes_the_helpers_steps_from_the_last(monkeypatch, helper):
+    # with a helper (here one that never begins), this process compiles its own steps, its
+    # spare ones, then the helper's from the last one (the helper works from the first); without
+    # one, its own steps only (the others compile on first use)
+    import parsimony._compile_accelerator as accelerator
+
+    order = []
+    compile_step = accelerator._compile
+    monkeypatch.setattr(accelerator, "_compile", lambda kernel, sig, wait=True: order.append(kernel.py_func.__name__)
+                        or compile_step(kernel, sig, wait))
+    monkeypatch.setattr(accelerator, "_start_helper", lambda helped, shared=(): helper)
+    monkeypatch.setattr(accelerator, "_HELPED", set())
+    steps = _four_steps()
+    precompile(steps)
+    assert order == (["own", "spare", "second", "first"] if helper else ["own"])
+    assert [len(kernel.signatures) for kernel, _, _ in steps] == ([1, 1, 1, 1] if helper else [1, 0, 0, 0])
+
+
 _FITS_USE_THE_PLANNED_TYPES = """
 import numpy as np
 from parsimony import OptimalSparseRegressionTree, SymbolicQuantileRegressor

@@ -507,7 +507,9 @@ class _Evolution:
         then the seeders' kernels (``helpers``: their precompile steps, which share little with
         the search), then the small entries the fit also calls from Python (``_line_form``, and
         the enclosures of the front's rows, :func:`~parsimony.symbolic.regressor.user_front`):
-        whichever process reaches one first compiles it, the other loads it. Not the constant
+        whichever process reaches one first compiles it, the other loads it. ``tree_loss``, which
+        the seeding calls from Python, is this process's spare step (compiled while it waits for
+        the helper), as are the seeders' small kernels. Not the constant
         optimiser: its callees (the loss and the evaluator, the optimisers that ``run_phase``
         also calls) are the search's, which the helper would type a second time while this
         process waited for it (10 s of the helper's CPU); nor ``tree_loss``, which ``run_phase``
@@ -520,6 +522,7 @@ class _Evolution:
         ws = self.full_ws
         box = data.box
         precompile([(run_phase, (PHASE_EVOLVE, self.populations[0], data, ws, self.search, self.front), "main"),
+                    (tree_loss, (ops, feats, vals, n, data, ws), "spare"),
                     (simplify_tree, (ops, feats, vals, n, *scratch), "helper"),
                     (evaluate, (ops, feats, vals, n, data.Xt, ws, np.empty(data.y.shape[0])), "helper"),
                     *helpers,

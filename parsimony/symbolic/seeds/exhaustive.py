@@ -235,9 +235,13 @@ class ExhaustiveSeeder:
                 and problem.y.shape[0] > 1 and problem.maxsize >= problem.weights[VAR])
 
     def kernels(self, binops, unops, weights, maxsize) -> list:
-        """``fit_variants`` with arguments of the types :meth:`propose` passes it (a helper step)."""
-        return [(fit_variants, (np.zeros((1, 2)), np.zeros(2), np.ones(2), 0, 0.5, np.zeros((1, 5)),
-                                np.zeros((1, 5, 2))), "helper")]
+        """``fit_variants`` with arguments of the types :meth:`propose` passes it (a helper step),
+        and the skeletons' operators (spare steps)."""
+        column = np.zeros(2)
+        return [(fit_variants, (np.zeros((1, 2)), column, np.ones(2), 0, 0.5, np.zeros((1, 5)),
+                                np.zeros((1, 5, 2))), "helper"),
+                (_unary_array, (0, column, column), "spare"),
+                (_binary_aa, (0, column, column, column), "spare")]
 
     def skeletons(self, problem: Problem):
         """The distinct skeletons up to the certified size and that size: ``(skeletons, k)``."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .._rational import rational_forms
+import numpy as np
+
+from .._rational import _best_triples, rational_forms
 from ._base import FormSeeder
 
 
@@ -147,3 +149,10 @@ class RationalSeeder(FormSeeder):
     name = "rational"
     settings_type = RationalSettings
     forms = staticmethod(rational_forms)
+
+    def kernels(self, binops, unops, weights, maxsize) -> list:
+        """The exhaustive triples' kernel with arguments of the types the seeder passes it (a
+        spare step: compiled while a helper compiles, not after)."""
+        column = np.zeros(2)
+        return [(_best_triples, (np.zeros((2, 2)), column, 1, 1.0, column, column, column,
+                                 np.zeros((2, 2), dtype=np.int64)), "spare")]
