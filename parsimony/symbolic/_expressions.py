@@ -120,7 +120,8 @@ def _wrap(text: str, prec: int, needed: int) -> str:
 
 def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
     """sympy expression of a postfix expression (constants rounded to ``precision`` digits; an
-    integral constant is a sympy ``Integer``, so that ``sqrt(1 - x)`` cancels with the truth),
+    integral constant is a sympy ``Integer`` and an exact half a ``Rational``, the values the
+    search snaps constants to, so that ``sqrt(1 - x)`` and ``sin(x/2)`` cancel with the truth),
     written in :func:`~parsimony.symbolic._sympy_names.canonical` form (the same function, its
     constants as short as an exact rewriting makes them)."""
     import sympy
@@ -133,7 +134,7 @@ def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
         if op == CONST:
             v = float(vals[k])
             v = v if precision is None else float(f"{v:.{precision}g}")
-            stack.append(sympy.Integer(int(v)) if v.is_integer() and abs(v) < 2**53 else sympy.Float(v))
+            stack.append(_exact_number(v))
         elif op == VAR:
             stack.append(symbols[int(feats[k])])
         elif ARITY[op] == 1:
@@ -149,6 +150,17 @@ def to_sympy(ops, feats, vals, length, symbols, precision: int | None = None):
                 DIV: lambda s, t: s / t, POW: lambda s, t: s**t,
             }[op](a, b))
     return canonical(stack[-1])
+
+
+def _exact_number(v: float):
+    """``v`` as sympy: an ``Integer`` or a ``Rational`` half when it is exactly one, else a ``Float``."""
+    import sympy
+
+    if v.is_integer() and abs(v) < 2**53:
+        return sympy.Integer(int(v))
+    if (2 * v).is_integer() and abs(v) < 2**52:
+        return sympy.Rational(int(2 * v), 2)
+    return sympy.Float(v)
 
 
 def from_tokens(tokens, n_features: int | None = None):
