@@ -10,7 +10,9 @@ linear in ``(log|c|, e, k)`` for a given ``(g, a, U)``: ``log|y| = log|c| + e . 
 log|g(a U)|``, so the exponents come from least squares and only ``a`` is searched, on a grid
 of ``a * max|U|`` (for ``exp`` not even that: ``log exp(a U) = a U`` is a column, and ``k = 1``).
 Data that noise carried across 0 where the law is near it count as one-signed, and their log is
-the power law's linearisation at its fit to ``y`` (:func:`_signed_rows`).
+the power law's linearisation at its fit to ``y`` (:func:`_signed_rows`). A form that does not
+reproduce the data is fitted again at its own linearisation (:func:`_relinearised`), where the
+log's noise on small values and the power law's linearisation near a pole bend the first fit.
 Every ``(g, U)`` on the grid is scored at once by projecting ``log|g|`` off the power law's
 columns (the residual's share left by the best ``k``); the ``beam`` best have ``a`` refined
 (a fine grid, then zooms into its best basins), their exponents rounded to halves, ``c`` refitted
@@ -392,33 +394,20 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     candidates = [(0.0, None, None, 0.0)]  # the power law alone; the grid unless it is exact
     if families and len(monomials) and basis.r @ basis.r > s.exact * basis.total:
         candidates += _candidates(sub, Ucols[::step], families, s)
-    variance = p @ (y - p @ y) ** 2
     models, fitted = [], 0
     for _, family, j, a in candidates:
         u = None if family is None else Ucols[:, j]
         if family is not None:
             a = _refine(sub, family, Ucols[::step, j], a)
-        with np.errstate(all="ignore"):
-            v = None if family is None else (a * u if family == "exp" else np.log(np.abs(_g(family, a * u))))
-        if v is not None and not np.all(np.isfinite(v)):
+        form = _form(Z, y, p, ly, q, family, u, a)
+        fitted += form is not None
+        if form is not None and family is not None and not form[-1] <= s.exact:
+            again = _relinearised(Z, y, w, sign, family, u, a, form, step)
+            fitted += again is not None
+            form = again if again is not None and again[-1] < form[-1] else form
+        if form is None:
             continue
-        coef = _fit(Z, ly, q, v)
-        exponents = _halves(coef[1:1 + len(positive)])
-        k = 1.0 if family == "exp" else (float(_halves(coef[-1])) if v is not None else 0.0)
-        a = a * coef[-1] if family == "exp" else a  # (exp's column is a*U: its coefficient scales a)
-        if (v is not None and (k == 0.0 or abs(k) > 4)) or np.any(np.abs(exponents) > 4):
-            continue  # (no power beyond the fourth is offered)
-        with np.errstate(all="ignore"):
-            shape = np.exp(Z @ exponents)
-            if v is not None:
-                g = _g(family, a * u)
-                shape = shape * (g ** k if k == round(k) else np.where(g > 0, g, np.nan) ** k)
-            one_signed = np.all(shape > 0) or np.all(shape < 0)
-            # (least squares on y, not the log's fit: where y is near 0 the log is the noise's)
-            c = float((p * shape) @ y / ((p * shape) @ shape)) if one_signed else np.nan
-        fitted += 1
-        residual = y - c * shape
-        share = float(p @ (residual - p @ residual) ** 2 / variance) if math.isfinite(c) else np.inf
+        exponents, k, a, c, residual, share = form
         if not share <= 1 - s.min_r2:
             if not share <= 1 - s.noisy_r2:
                 continue
@@ -432,6 +421,56 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         if cplx <= maxsize:
             models.append((math.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
     return _distinct_best(models, s.max_forms), fitted
+
+
+def _form(Z, y, p, ly, q, family, u, a):
+    """The form of ``(family, u, a)`` fitted on the log ``ly`` (weights ``q``), its exponents made
+    halves and ``c`` refitted by least squares on ``y``: ``(exponents, k, a, c, residual, share of
+    y's variance left, inf where the form changes sign)``, or None (a column not finite, or a
+    power beyond the fourth)."""
+    with np.errstate(all="ignore"):
+        v = None if family is None else (a * u if family == "exp" else np.log(np.abs(_g(family, a * u))))
+    if v is not None and not np.all(np.isfinite(v)):
+        return None
+    coef = _fit(Z, ly, q, v)
+    exponents = _halves(coef[1:1 + Z.shape[1]])
+    k = 1.0 if family == "exp" else (float(_halves(coef[-1])) if v is not None else 0.0)
+    a = a * coef[-1] if family == "exp" else a  # (exp's column is a*U: its coefficient scales a)
+    if (v is not None and (k == 0.0 or abs(k) > 4)) or np.any(np.abs(exponents) > 4):
+        return None  # (no power beyond the fourth is offered)
+    with np.errstate(all="ignore"):
+        shape = np.exp(Z @ exponents)
+        if v is not None:
+            g = _g(family, a * u)
+            shape = shape * (g ** k if k == round(k) else np.where(g > 0, g, np.nan) ** k)
+        one_signed = np.all(shape > 0) or np.all(shape < 0)
+        # (least squares on y, not the log's fit: where y is near 0 the log is the noise's)
+        c = float((p * shape) @ y / ((p * shape) @ shape)) if one_signed else np.nan
+    residual = y - c * shape
+    share = float(p @ (residual - p @ residual) ** 2 / (p @ (y - p @ y) ** 2)) if math.isfinite(c) else np.inf
+    return exponents, k, a, c, residual, share
+
+
+def _relinearised(Z, y, w, sign, family, u, a, form, step):
+    """The form of ``(family, u)`` fitted again at its own linearisation: :data:`GAUSS_NEWTON` steps
+    of the log's target ``log|f| + (y - f)/f`` weighted by ``w f^2`` at the form ``f`` fitted last,
+    ``a`` refined on each (every ``step``-th row); :func:`_form`'s tuple or None. Where ``y`` spans
+    decades near a pole (``(1 - u)^-2``) noise on the small values bends the log's fit, and the
+    power law's linearisation (:func:`_signed_rows`) is far from the form near the pole."""
+    for _ in range(GAUSS_NEWTON):
+        exponents, k, a, c, residual, _ = form
+        f = y - residual
+        with np.errstate(all="ignore"):
+            q, ly = w * f * f, np.log(np.abs(f)) + (y - f) / f
+        if not (np.all(np.isfinite(ly)) and np.all(sign * f > 0) and q.sum() > 0):
+            return None
+        q = q / q.sum()
+        if family != "exp":
+            a = _refine(_Basis(Z[::step], ly[::step], q[::step] / q[::step].sum()), family, u[::step], a)
+        form = _form(Z, y, w / w.sum(), ly, q, family, u, a)
+        if form is None:
+            return None
+    return form
 
 
 def _signed_rows(X, Z, y, w, z):

@@ -412,7 +412,7 @@ class _Evolution:
         free = [int(i) for i in np.flatnonzero(ops == CONST)]
         offset = _line_form(ops, n).add_slot if n > 1 else -1
         made, left = 0, []
-        for i in list(free):
+        for i in self._snap_order(ops, feats, vals, free, offset, rows):
             values = snap_values(vals[i], rows)
             if i == offset:  # the offset calibrates: 0 or as fitted
                 values = values[:1] if values and values[0] == 0.0 else []
@@ -450,6 +450,26 @@ class _Evolution:
             run_phase(PHASE_OFFSET, self.populations[0], data, self.full_ws, self.search, front)
             loss, vals = float(front.loss[0]), front.vals[:n].copy()
         return loss, vals
+
+    def _snap_order(self, ops, feats, vals, free, offset, rows):
+        """The constants ``free`` in the order :meth:`snap_constants` tries them: cheapest first, by
+        the loss of the expression with that constant alone at its nearest simple value
+        (:func:`snap_values`) and the others refitted; the offset, which calibrates, last. Each constant made simple
+        is final and moves the others, so the order decides which the data let go: in position
+        order the scale of ``0.3985*exp(-0.503*t^2)`` at noise 0.01 x RMS(y) went first to 0.4
+        (four in the search's units), after which the 0.5 the data hold cost more than the
+        Schwarz allowance."""
+        cost = {}
+        for i in free:
+            values = snap_values(vals[i], rows)
+            if i == offset or not values or vals[i] in values:
+                cost[i] = np.inf if i == offset else -np.inf  # (the offset last; nothing to try: first)
+                continue
+            trial = vals.copy()
+            trial[i] = min(values, key=lambda v, x=vals[i]: abs(v - x))
+            new, _ = self._snap_trial(ops, feats, trial, [j for j in free if j != i], np.inf)
+            cost[i] = np.inf if new is None else new
+        return sorted(free, key=lambda i: (i == offset, cost[i]))
 
     def _snap_trial(self, ops, feats, trial, others, limit):
         """``(loss, vals)`` of the expression ``trial`` with the constants at ``others`` refitted

@@ -159,3 +159,23 @@ def test_the_writer_writes_each_monomial_in_the_fewest_tokens(heavy):
         cheapest = min(best[12 + e, 12 + f, 2], best[12 + e, 12 + f, 0])  # c * M or M / c
         assert WEIGHTS[tree[0]].sum() == cheapest, (e, f, tree[0], cheapest)
         assert np.sum(tree[0] == E.CONST) == 1
+
+
+@pytest.mark.parametrize("law, noise", [
+    (lambda X: 2.0 * X[:, 0] ** 2 * (1 - 0.9 * X[:, 1] / X[:, 2]) ** -2, 0.01),
+    (lambda X: 1.5 * X[:, 0] ** 3 * (1 - 0.95 * X[:, 1] / X[:, 2]) ** -1.5, 0.01),
+    (lambda X: 3.0 * X[:, 0] / (1 - 0.8 * X[:, 1] ** 2 / X[:, 2] ** 2), 0.1),
+])
+def test_a_law_near_its_pole_under_noise_is_fitted_at_its_own_linearisation(law, noise):
+    # c x0^e (1 - a u)^k with 1 - a u down to 0.05: the values span decades, the noise on the small
+    # ones bends the log's fit (a, k off: the form leaves 1-4% of RMS(y)); fitted again at the
+    # form's own linearisation it predicts the noise-free law within 1% (noise 0.01) or 3% (0.1)
+    # of RMS(y), as benchmarks/sqr_form_seeders.py counts a law recovered. (One draw; before the
+    # refit: 3.2%, 4.2% and 3.4%.)
+    rng = np.random.default_rng(2)
+    X = np.column_stack([rng.uniform(1, 3, 1000), rng.uniform(1, 2, 1000), rng.uniform(2, 4, 1000)])
+    X[:, 2] = np.maximum(X[:, 2], X[:, 1])
+    f = law(X)
+    y = f + rng.normal(0, noise * np.sqrt(np.mean(f ** 2)), 1000)
+    errors = [np.sqrt(np.mean((predict_tree(t, X) - f) ** 2) / np.mean(f ** 2)) for t in _forms(X, y)]
+    assert min(errors) <= (0.01 if noise == 0.01 else 0.03)
