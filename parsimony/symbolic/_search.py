@@ -25,7 +25,7 @@ from ..losses import LOSS_ABSOLUTE, LOSS_SQUARED
 from . import _engine
 from ._engine import Grammar, KernelSettings, Population, Search, _line_form, kernel_settings, simplify_tree
 from ._evaluator import data_rows, evaluate, make_data, make_workspace, tree_loss
-from ._expressions import CONST
+from ._expressions import CONST, simple_multiples
 from ._front import EngineFit, calibration_tolerance, effective_rows, law_tolerance
 from ._intervals import REFINE_BUDGET, refined_enclosure, tight_enclosure
 from ._polish import (
@@ -405,6 +405,7 @@ class _Evolution:
         if not np.isfinite(base):
             return loss, vals
         rows = effective_rows(data.w)
+        exact = base <= ROUNDING * self.search.settings.baseline  # multiples of pi only on an exact fit
 
         def allowance(made):
             return snap_allowance(base, price, rows, made, data.loss_kind == LOSS_SQUARED)
@@ -412,8 +413,8 @@ class _Evolution:
         free = [int(i) for i in np.flatnonzero(ops == CONST)]
         offset = _line_form(ops, n).add_slot if n > 1 else -1
         made, left = 0, []
-        for i in self._snap_order(ops, feats, vals, free, offset, rows):
-            values = snap_values(vals[i], rows)
+        for i in self._snap_order(ops, feats, vals, free, offset, rows, exact):
+            values = snap_values(vals[i], rows, exact)
             if i == offset:  # the offset calibrates: 0 or as fitted
                 values = values[:1] if values and values[0] == 0.0 else []
             if vals[i] in values:
@@ -430,12 +431,12 @@ class _Evolution:
                 left += [i] if values and i != offset else []
         if len(left) > 1:  # together, each at its nearest simple value
             trial = vals.copy()
-            trial[left] = [min(snap_values(vals[i], rows), key=lambda v, x=vals[i]: abs(v - x)) for i in left]
+            trial[left] = [min(snap_values(vals[i], rows, exact), key=lambda v, x=vals[i]: abs(v - x)) for i in left]
             new, trial = self._snap_trial(ops, feats, trial, [j for j in free if j not in left],
                                           base + allowance(made + len(left)))
             if new is not None:
                 vals, loss, made = trial, new, made + len(left)
-        snaps = snap_values(vals[offset], rows) if offset >= 0 and fitted_constants(ops, vals, rows) == 1 else []
+        snaps = snap_values(vals[offset], rows, exact) if offset >= 0 and fitted_constants(ops, vals, rows) == 1 else []
         if snaps and vals[offset] not in snaps:
             for value in snaps:  # a law but for its offset: the law's offset
                 trial = vals.copy()
@@ -451,17 +452,17 @@ class _Evolution:
             loss, vals = float(front.loss[0]), front.vals[:n].copy()
         return loss, vals
 
-    def _snap_order(self, ops, feats, vals, free, offset, rows):
+    def _snap_order(self, ops, feats, vals, free, offset, rows, exact):
         """The constants ``free`` in the order :meth:`snap_constants` tries them: cheapest first, by
         the loss of the expression with that constant alone at its nearest simple value
-        (:func:`snap_values`) and the others refitted; the offset, which calibrates, last. Each constant made simple
-        is final and moves the others, so the order decides which the data let go: in position
+        (:func:`snap_values`, multiples of pi when ``exact``) and the others refitted; the offset,
+        which calibrates, last. Each constant made simple is final and moves the others, so the order decides which the data let go: in position
         order the scale of ``0.3985*exp(-0.503*t^2)`` at noise 0.01 x RMS(y) went first to 0.4
         (four in the search's units), after which the 0.5 the data hold cost more than the
         Schwarz allowance."""
         cost = {}
         for i in free:
-            values = snap_values(vals[i], rows)
+            values = snap_values(vals[i], rows, exact)
             if i == offset or not values or vals[i] in values:
                 cost[i] = np.inf if i == offset else -np.inf  # (the offset last; nothing to try: first)
                 continue
@@ -867,21 +868,25 @@ FRONT_MIN_GAIN = 1e-6
 #: share of the loss is more (at noise 0.1 x RMS(y) on 1,000 rows, when the loss is more than
 #: about 0.3 of the constant's).
 SNAP_PRICE = 1e-3
-#: The denominators ``q`` of the values a fitted constant may be made (:func:`snap_values`): an
-#: integer, then a half (``exp(-0.5014*x**2)`` fitted to 1% noise is ``exp(-x**2/2)``; a third
-#: would print as 0.333, which SRBench's 3-decimal criterion does not take for 1/3). Against
-#: integers only (``benchmarks/sqr_recovery.py --noise 0.01 0.1 --jobs 1``): the 60 37 / 29 at
-#: 0.01 / 0.1 with both; the other 59 34 -> 35 at 0.01 (I.6.2's Gaussian), 27 at 0.1 with both.
-SNAP_DENOMINATORS = (1, 2)
 #: Distinct rows (of at most :data:`~parsimony.symbolic.seeds.SAMPLE_ROWS`) below which no constant
 #: is made integral: 228_elusage (44 training rows) tau .9 ACE .0564 with snapping, back to the
 #: unsnapped figure without.
 SNAP_MIN_ROWS = 100
+#: The largest ``|p| q`` of a multiple ``p/q pi^j`` a constant may be made (``j != 0``,
+#: :data:`~parsimony.symbolic._expressions.SNAP_PI_POWERS`): the 60 AI Feynman laws write 2 pi
+#: (15 times), 4 pi (7), 8 pi (2), 6 pi and pi^2 (once each), never a larger multiple; a constant
+#: near 13 pi is no law's. Multiples of pi are offered only to an exact fit (loss within
+#: :data:`ROUNDING`): under noise the five-fold candidates match by chance (on the 60 at noise 0.1
+#: ``0.5*Y/(sigma + 1)`` became ``0.4935*Y/(sigma + 3/pi)``: 34 -> 33 solved; at noise 0 40 -> 42,
+#: the other 59 39 -> 41, with them offered at every noise level).
+SNAP_PI_MULTIPLE = 8
 
 
-def snap_values(value: float, rows: float) -> list:
+def snap_values(value: float, rows: float, pi: bool = True) -> list:
     """The values a fitted constant may be made, simplest first: the nearest multiple ``p/q`` of
-    ``1/q`` for each ``q`` of :data:`SNAP_DENOMINATORS` (each value once, in lowest terms) that is
+    ``pi^j/q`` for each ``q`` of :data:`SNAP_DENOMINATORS` and ``j`` of :data:`SNAP_PI_POWERS`
+    (:func:`~parsimony.symbolic._expressions.simple_multiples`; each value once; multiples of
+    pi only with ``pi``: :meth:`_Evolution.snap_constants` offers them on exact fits only) that is
     cheaper to write than to fit on ``rows`` (effective) rows: ``|m| q <= sqrt(rows)``, with ``m``
     the digits of ``p`` (``p`` without its trailing zeros: ``90`` is ``9`` in units ten times
     smaller, and the search's units are powers of ten of the user's). Writing ``m/q`` takes about
@@ -898,13 +903,12 @@ def snap_values(value: float, rows: float) -> list:
     AI Feynman problems (``benchmarks/sqr_recovery.py --noise 0.01 0.1``) no verdict moves but
     one the offset's snapping gains (:meth:`_Evolution.snap_constants`), 37 / 34 -> 38 / 34."""
     out, bound = [], math.sqrt(max(rows, 0.0))
-    for q in SNAP_DENOMINATORS:
-        k = float(np.round(value * q))
-        if not math.isfinite(k) or k / q in out:
+    for k, q, pi_power, simple in simple_multiples(value):
+        if simple in out or (pi_power and not (k and pi)):  # 0 is an integer
             continue
-        g = math.gcd(int(k), q)
-        if _digits(int(k) // g) * (q // g) <= bound:
-            out.append(k / q)
+        g = math.gcd(k, q)
+        if _digits(k // g) * (q // g) <= (min(bound, SNAP_PI_MULTIPLE) if pi_power else bound):
+            out.append(simple)
     return out
 
 

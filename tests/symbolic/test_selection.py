@@ -123,7 +123,7 @@ def test_an_integer_is_simple_only_when_writing_it_costs_less_than_fitting_it(ro
     assert [fitted_constants(ops, [v], rows) for v in simple] == [0] * len(simple)
     assert [fitted_constants(ops, [v], rows) for v in fitted] == [1] * len(fitted)
     assert snap_values(-4441.3, 1000) == [] and snap_values(-4441.3, 2e7) == [-4441.0]
-    assert snap_values(2.49, rows) == [2.0, 2.5]  # the integer first, then the half
+    assert snap_values(2.49, rows)[:2] == [2.0, 2.5]  # the integer first, then the half
 
 
 def test_fitted_constants_are_counted_and_checked():

@@ -1,5 +1,7 @@
 """The final front's snapping (``_search._Evolution.snap_constants``): a fitted constant is made
-the simplest value (an integer, else a half) that the data cannot tell from it."""
+the simplest value (an integer, else a half, else a multiple of pi) that the data cannot tell from it."""
+
+import math
 
 import numpy as np
 
@@ -7,7 +9,7 @@ from parsimony.losses import as_loss
 from parsimony.symbolic._engine import Grammar, Search
 from parsimony.symbolic._evaluator import make_data, tree_loss
 from parsimony.symbolic._expressions import (
-    DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, from_tokens, operator_codes,
+    DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, from_tokens, operator_codes, to_sympy,
 )
 from parsimony.symbolic._search import (
     SNAP_PRICE, SearchSettings, _Evolution, _fresh_state, _mutation_vector, constant_baseline,
@@ -42,14 +44,36 @@ def _model(inner, outer, X, y):
                         float(np.median(y - f)), "add"])
 
 
-def test_snap_values_are_an_integer_then_a_half():
-    assert snap_values(-0.5014, 1000) == [-1.0, -0.5]
-    assert snap_values(2.98, 1000) == [3.0]
-    assert snap_values(0.2, 1000) == [0.0]  # each value once
-    assert snap_values(1.26, 1000) == [1.0, 1.5]
+def test_snap_values_are_an_integer_then_a_half_then_multiples_of_pi():
+    pi = math.pi
+    assert snap_values(-0.5014, 1000) == [-1.0, -0.5, -2 / pi, -3 / 2 / pi, -5 / pi**2]
+    assert snap_values(2.98, 1000) == [3.0, pi, pi**2 / 2]
+    assert snap_values(0.2, 1000) == [0.0, 1 / pi, 1 / 2 / pi, 2 / pi**2]  # each value once, 0 an integer
+    assert snap_values(1.26, 1000)[:2] == [1.0, 1.5]
     # only values cheaper to write than to fit (|p| q at most sqrt(rows), p's trailing zeros dropped)
-    assert snap_values(40.3, 1000) == [40.0] and snap_values(40.3, 10) == []
-    assert snap_values(-4441.3, 1000) == [] and snap_values(12.5, 1000) == [12.0]
+    assert snap_values(40.3, 1000) == [40.0, 4 * pi**2] and snap_values(40.3, 10) == []
+    assert snap_values(-4441.3, 1000) == [] and snap_values(-4441.3, 2e7) == [-4441.0]  # not 1414 pi
+    assert snap_values(12.5, 1000)[:2] == [12.0, 4 * pi]
+    assert 13 * pi not in snap_values(40.8, 1e6)  # a multiple of pi at most SNAP_PI_MULTIPLE
+
+
+def test_a_multiple_of_pi_is_made_exact_on_exact_data():
+    # 2 pi sqrt(x0) - 3 fitted to exact data to 1e-12: the scale is 2 pi, printed so
+    X = np.random.default_rng(6).uniform(1, 5, (1000, 1))
+    run, baseline = _run(X, 2 * math.pi * np.sqrt(X[:, 0]) - 3)
+    ops, feats, vals = from_tokens([2 * math.pi * (1 + 1e-12), "x0", "sqrt", "mul", -3.0, "add"])
+    _, new_vals = run.snap_constants(ops, feats, vals, _loss(run, (ops, feats, vals)), SNAP_PRICE * baseline)
+    assert new_vals.tolist()[::4] == [2 * math.pi, -3.0]
+
+
+def test_multiples_of_pi_print_exactly():
+    import sympy
+
+    t = sympy.Symbol("t")
+    for value, exact in [(1 / 2 / math.pi, 1 / (2 * sympy.pi)), (4 * math.pi, 4 * sympy.pi), (math.pi**2, sympy.pi**2),
+                         (-3 / 2, sympy.Rational(-3, 2)), (0.1, sympy.Float(0.1))]:
+        ops, feats, vals = from_tokens([value, "x0", "mul", "exp"], n_features=1)
+        assert to_sympy(ops, feats, vals, len(ops), [t]) == sympy.exp(exact * t)
 
 
 def _hyperbola(X, offset):
@@ -70,7 +94,8 @@ def test_the_offset_of_a_law_is_snapped_and_a_fits_stays_loss_optimal():
     ops, feats, vals = _hyperbola(X, median)
     loss, new_vals = run.snap_constants(ops, feats, vals, _loss(run, (ops, feats, vals)), SNAP_PRICE * baseline)
     assert new_vals[-2] == -3.0 and loss == _loss(run, (ops, feats, new_vals))
-    # 6.3 sqrt(x0) - 3: a fitted scale besides it, the offset calibrates a fit and stays as fitted
+    # 6.3 sqrt(x0) - 3: a fitted scale besides it (not 2 pi: multiples of pi only on exact data),
+    # the offset calibrates a fit and stays as fitted
     y = 6.3 * np.sqrt(X[:, 0]) - 3 + (y - f)
     run, baseline = _run(X, y)
     median = float(np.median(y - 6.3 * np.sqrt(X[:, 0])))
