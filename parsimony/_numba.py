@@ -301,8 +301,9 @@ def precompile(steps):
         this process compiles it after its own steps (the small kernels a fit calls from Python
         late, which would otherwise compile after the helper is done). Then it takes the
         helper's steps from the last, compiling each that the helper has not begun (the helper
-        goes from the first), and waits only for those the helper holds. Without a helper (one core, no core free by the load average, no
-        writable cache, ``PARSIMONY_NUMBA_HELPER=0``; ``=1`` starts one whatever the load) the
+        goes from the first), and waits only for those the helper holds. Without a helper (one
+        core, no core free by the load average, no writable cache, ``PARSIMONY_NUMBA_HELPER=0``;
+        ``=1`` starts one whatever the load) the
         helper and spare steps compile on first use as usual, as they do when every ``"main"``
         step is cached already. Every kernel is compiled and saved under its cache lock, so no
         process compiles one that another is compiling.

@@ -17,8 +17,8 @@ dimensionally consistent. The rules:
   must both be dimensionless; ``exp``, ``log``, ``sin`` and ``cos`` need a dimensionless argument
   and are dimensionless; ``abs`` and ``neg`` keep it;
 - a *fitted* constant may carry any dimension (its own unknown: ``c*x`` is consistent with any
-  target, and so is ``x + c``), a *simple* constant (one the search made an integer, a half or a multiple of pi,
-  :func:`~parsimony.symbolic._search.snap_values`: exactly the constants
+  target, and so is ``x + c``), a *simple* constant (one the search made an integer, a half or
+  a multiple of pi, :func:`~parsimony.symbolic._search.snap_values`: exactly the constants
   :func:`~parsimony.symbolic._search.fitted_constants` does not count as fitted) is a pure number.
   The search makes a constant simple only where the data do not tell it from its fitted value, so
   a simple constant is the law's number, not a quantity: ``1 - v^2/c^2`` is consistent with ``v``

@@ -456,8 +456,8 @@ class _Evolution:
         """The constants ``free`` in the order :meth:`snap_constants` tries them: cheapest first, by
         the loss of the expression with that constant alone at its nearest simple value
         (:func:`snap_values`, multiples of pi when ``exact``) and the others refitted; the offset,
-        which calibrates, last. Each constant made simple is final and moves the others, so the order decides which the data let go: in position
-        order the scale of ``0.3985*exp(-0.503*t^2)`` at noise 0.01 x RMS(y) went first to 0.4
+        which calibrates, last. Each constant made simple is final and moves the others, so the
+        order decides which the data let go: in position order the scale of ``0.3985*exp(-0.503*t^2)`` at noise 0.01 x RMS(y) went first to 0.4
         (four in the search's units), after which the 0.5 the data hold cost more than the
         Schwarz allowance."""
         cost = {}
@@ -489,7 +489,7 @@ class _Evolution:
         tolerance = ((law_tolerance if simple else calibration_tolerance)(tau, data.w)
                      if data.loss_kind != LOSS_SQUARED else np.inf)
         if (np.isfinite(new) and new <= limit
-                and (tolerance == np.inf or abs(self._coverage(ops, feats, trial) - tau) <= tolerance)):
+                and (tolerance == np.inf or abs(self._coverage(ops, feats, trial, tau) - tau) <= tolerance)):
             return new, trial
         return None, None
 
@@ -506,16 +506,15 @@ class _Evolution:
         run_phase(PHASE_REFIT, self.populations[0], self.data, self.full_ws, self.search, front)
         return float(front.loss[0]), front.vals[:n].copy()
 
-    def _coverage(self, ops, feats, vals):
+    def _coverage(self, ops, feats, vals, tau):
         """:func:`~parsimony.metrics.coverage` of the expression on the training rows, a row it
-        fits to :data:`ROUNDING` of the best constant's loss counting as covered at the level: an
-        exact fit's residuals are rounding errors, whose signs say nothing of a level it meets at
-        every level (``0.0625/sin(0.5*t)^4`` of exact data covers 0.651 of its rows, the same with
+        fits to :data:`ROUNDING` of the best constant's loss counting as covered at the level
+        ``tau``: an exact fit's residuals are rounding errors, whose signs say nothing of a level it
+        meets at every level (``0.0625/sin(0.5*t)^4`` of exact data covers 0.651 of its rows, the same with
         ``0.5000000000028`` for the 0.5 covers 0.473)."""
         data = self.data
         pred = np.empty(data.y.shape[0])
         evaluate(ops, feats, vals, len(ops), data.Xt, self.full_ws, pred)
-        tau = 0.5 if data.loss_kind == LOSS_ABSOLUTE else data.tau
         exact = np.abs(data.y - pred) <= ROUNDING * self.search.settings.baseline
         return float(np.average(np.where(exact, tau, data.y <= pred), weights=data.w))
 
@@ -532,13 +531,13 @@ class _Evolution:
         then the seeders' kernels (``helpers``: their precompile steps, which share little with
         the search), then the small entries the fit also calls from Python (``_line_form``, and
         the enclosures of the front's rows, :func:`~parsimony.symbolic.regressor.user_front`):
-        whichever process reaches one first compiles it, the other loads it. ``tree_loss``, which
-        the seeding calls from Python, is this process's spare step (compiled while it waits for
-        the helper), as are the seeders' small kernels. Not the constant
-        optimiser: its callees (the loss and the evaluator, the optimisers that ``run_phase``
-        also calls) are the search's, which the helper would type a second time while this
-        process waited for it (10 s of the helper's CPU); nor ``tree_loss``, which ``run_phase``
-        calls from its first phase."""
+        whichever process reaches one first compiles it, the other loads it. Not the helper's:
+        the constant optimiser, whose callees (the loss and the evaluator, the optimisers that
+        ``run_phase`` also calls) are the search's, which the helper would type a second time
+        while this process waited for it (10 s of the helper's CPU), and ``tree_loss``, which
+        ``run_phase`` calls from its first phase and the seeding from Python: it is this
+        process's spare step (compiled while it waits for the helper), as are the seeders' small
+        kernels."""
         data = self.data
         hof = self.state.hall_of_fame
         n = int(hof.length[0, 0])
@@ -904,7 +903,7 @@ def snap_values(value: float, rows: float, pi: bool = True) -> list:
     one the offset's snapping gains (:meth:`_Evolution.snap_constants`), 37 / 34 -> 38 / 34."""
     out, bound = [], math.sqrt(max(rows, 0.0))
     for k, q, pi_power, simple in simple_multiples(value):
-        if simple in out or (pi_power and not (k and pi)):  # 0 is an integer
+        if simple in out or (pi_power and (not pi or k == 0)):  # (0 is an integer)
             continue
         g = math.gcd(k, q)
         if _digits(k // g) * (q // g) <= (min(bound, SNAP_PI_MULTIPLE) if pi_power else bound):
