@@ -38,7 +38,11 @@ so shares of different ``T(y)`` do not compare) against their fitted constants a
 price that falls with the rows (the Schwarz criterion, :func:`_score`). Under noise the linearisation's denominator columns
 carry the noise and bias their coefficients, so the forms near the least residual are refitted
 by their own least squares (:func:`_refined`), and a coefficient within ``integer_z`` standard
-errors of zero or an integer is also offered as that number; where the noise is what keeps the
+errors of zero or an integer is also offered as that number, and a form ``N/(1 + b h)`` whose ``1/b``
+is as near an integer or a half ``s`` is also offered with ``b = 1/s``, its numerator refitted
+(:func:`_monic_variant`), and written ``(s N)/(s + h)`` (:func:`_monic`: the law's ``(3 + 2h)/(3 - h)``
+fits as ``(1 + 0.6696h)/(1 - 0.3320h)``, whose constants SRBench's 3 decimals do not take for
+thirds); where the noise is what keeps the
 numerator's sums from the triple search's gate, that search runs on denominator columns built
 from the mean of ``T(y)`` over each row's neighbours, which carry none of its own noise. A
 transform stretches ``y``'s noise unevenly (the log's ``e/y``), so the least squares on ``T(y)``
@@ -56,11 +60,14 @@ import math
 import numpy as np
 
 from .._numba import njit
-from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR
+from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SQRT, SQUARE, SUB, VAR, simple_multiples
 from ._front import effective_rows
 from ._noise import nearest_rows, neighbour_variance, noise_deviation, white
 
 TRANSFORMS = ("identity", "square", "inverse", "log")
+#: The relative distance of ``1/b`` from an integer or half within which it is that number when
+#: the form is written (``(s N) / (s + h)``, :func:`_monic`): floating point's ``1/(1/3)``.
+MONIC_ROUNDING = 1e-12
 INVERSE_OP = {"square": SQRT, "log": EXP}  # the unary operator writing T^-1 (inverse: 1/...)
 
 
@@ -556,14 +563,14 @@ class _Writer:
             if k > 0:
                 self.node(SUB if items[k][0] < 0 else ADD)
 
-    def form(self, transform, num, num_coefs, constant, den, den_coefs, factor=None):
-        """``T^-1((constant + sum num_coefs*num) / (1 + sum den_coefs*den))``; with a ``factor``
-        (a monomial, square transform only) ``factor * sqrt(...)``, or ``factor*sqrt(constant) /
-        sqrt(1 + ...)`` when the numerator is the constant alone."""
+    def form(self, transform, num, num_coefs, constant, den, den_coefs, factor=None, den_constant=1.0):
+        """``T^-1((constant + sum num_coefs*num) / (den_constant + sum den_coefs*den))``; with a
+        ``factor`` (a monomial, square transform only) ``factor * sqrt(...)``, or
+        ``factor*sqrt(constant) / sqrt(den_constant + ...)`` when the numerator is the constant alone."""
         self.ops, self.feats, self.vals = [], [], []
         if factor is not None and not num:
             self.term(factor, float(np.sqrt(constant)))
-            self.sum(den, den_coefs, 1.0)
+            self.sum(den, den_coefs, den_constant)
             self.node(SQRT), self.node(DIV)
         else:
             if factor is not None:
@@ -572,7 +579,7 @@ class _Writer:
                 self.node(CONST, 0, 1.0)
             self.sum(num, num_coefs, constant)
             if den:
-                self.sum(den, den_coefs, 1.0)
+                self.sum(den, den_coefs, den_constant)
                 self.node(DIV)
             if transform == "inverse":
                 self.node(DIV)
@@ -622,16 +629,53 @@ def _root_factor(num, constant, X):
     return _term(pulled), rest, inner
 
 
-def _write(writer, transform, selected, coefs, constant, terms, k, X):
-    """The form of the columns ``selected`` (numerator's below ``k``) with these coefficients."""
+def _write(writer, transform, selected, coefs, constant, terms, k, X, weights):
+    """The form of the columns ``selected`` (numerator's below ``k``) with these coefficients, in
+    the fewer tokens (``weights``) of ``N / (1 + b h)`` and ``(s N) / (s + h)`` (:func:`_monic`;
+    the latter on a tie: its constant is simple)."""
     num = [(terms[j], c) for j, c in zip(selected, coefs) if j < k and c != 0.0]
     den = [(terms[j - k], c) for j, c in zip(selected, coefs) if j >= k and c != 0.0]
     root = _root_factor(num, constant, X) if transform == "square" else None
     factor = None
     if root is not None and (root[1] or root[2] > 0):
         factor, num, constant = root
-    return writer.form(transform, [a for a, _ in num], [c for _, c in num], constant,
-                       [a for a, _ in den], [c for _, c in den], factor)
+    tree = writer.form(transform, [a for a, _ in num], [c for _, c in num], constant, [a for a, _ in den],
+                       [c for _, c in den], factor)
+    if factor is None or num:  # (not ``factor*sqrt(constant) / sqrt(1 + b h)``)
+        num, constant, den, den_constant = _monic(num, constant, den)
+        if den_constant != 1.0:
+            monic = writer.form(transform, [a for a, _ in num], [c for _, c in num], constant, [a for a, _ in den],
+                                [c for _, c in den], factor, den_constant)
+            if weights[monic[0]].sum() <= weights[tree[0]].sum():
+                return monic
+    return tree
+
+
+def _monic(num, constant, den):
+    """``N / (1 + b h)`` as ``(s N) / (s + h)`` when ``s = 1/b`` is an integer or a half and ``b`` is
+    not an integer (``(3 + 2h) / (3 - h)``, not ``(1 + 0.6667h) / (1 - 0.3333h)``: the same
+    function, two tokens fewer, and its constant simple): ``(num, constant, den, den_constant)``,
+    as they were (``den_constant`` 1) otherwise."""
+    if len(den) != 1 or den[0][1] == round(den[0][1]):
+        return num, constant, den, 1.0
+    simple = _simple_inverse(den[0][1], 0.0, math.inf)
+    if simple is None:
+        return num, constant, den, 1.0
+    return [(a, c * simple) for a, c in num], constant * simple, [(den[0][0], 1.0)], simple
+
+
+def _simple_inverse(b, tolerance, largest):
+    """The integer or half ``s`` (the first of :func:`~parsimony.symbolic._expressions.simple_multiples`
+    without pi) nearest ``1/b`` within ``tolerance`` (relative, at least rounding's: ``1/(1/3)``
+    need not be 3 in floating point), ``|p| q`` at most ``largest``; None if there is none."""
+    if not (math.isfinite(b) and b != 0.0):
+        return None
+    inverse = 1.0 / b
+    for p, q, j, simple in simple_multiples(inverse):
+        near = abs(simple - inverse) <= max(tolerance, MONIC_ROUNDING) * abs(inverse)
+        if j == 0 and p != 0 and abs(p) * q <= largest and near:
+            return simple
+    return None
 
 
 def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
@@ -727,16 +771,47 @@ def _transform_forms(models, writer, X, y, w, precision, t, transform, both, k, 
         integral = _rounded(coefs, constant, target, s.round, errors, s.integer_z)
         if not np.array_equal(integral[0], coefs) or integral[1] != constant:
             variants.append((*integral, _share(design, target, n_num, *integral)))
+        monic = _monic_variant(design, target, n_num, coefs, errors, rows, s)
+        if monic is not None:
+            variants.append((*monic, _share(design, target, n_num, *monic)))
         for coefs, constant, share in variants:
             if share > 1 - s.min_r2 and not (share <= noisy and white(
                     _residual(design, target, n_num, coefs, constant), w, neighbours[:, 0], s.white_z)):
                 continue
-            tree = _write(writer, transform, selected, coefs, constant, terms, k, X)
+            tree = _write(writer, transform, selected, coefs, constant, terms, k, X, weights)
             cplx = int(weights[tree[0]].sum())
             if cplx <= maxsize:
                 left = _target_share(y, p, transform, t - _residual(design, target, n_num, coefs, constant))
                 models.append((_score(left, tree, cplx, rows, s), len(models), tree))
     return len(found)
+
+
+def _monic_variant(design, target, n_num, coefs, errors, rows, s):
+    """The form with one denominator column ``N / (1 + b h)`` and ``1/b`` made the integer or half
+    ``v`` it lies within ``integer_z`` standard ``errors`` of (``b``'s, ``errors``' last; without
+    errors, within ``round``, relative), ``|p| q`` at most the root of the effective ``rows`` (as
+    :func:`~parsimony.symbolic._search.snap_values` bounds a simple constant), the numerator
+    refitted by the form's own least squares with ``b = 1/v``: ``(coefs, constant)``, or None.
+    Written ``(v N) / (v + h)`` (:func:`_monic`), the law's ``(3 + 2h) / (3 - h)``, which fits as
+    ``(1 + 0.6696h) / (1 - 0.3320h)`` under noise, gets its simple constant."""
+    if n_num != len(coefs) - 1 or coefs[-1] == round(coefs[-1]) or not math.isfinite(coefs[-1]):
+        return None
+    b = float(coefs[-1])
+    known = errors is not None and math.isfinite(errors[-1]) and errors[-1] > 0
+    tolerance = s.integer_z * errors[-1] / abs(b) if known else s.round
+    simple = _simple_inverse(b, tolerance, math.sqrt(rows))
+    if simple is None or 1.0 / simple == b:
+        return None
+    with np.errstate(all="ignore"):
+        d = 1.0 - design[n_num] / (simple * target.t)  # 1 + h/v (the column is -t h)
+        if not np.all(np.isfinite(d)) or np.any(d == 0.0):
+            return None
+        columns = np.vstack([1.0 / d, design[:n_num] / d]).T * target.sw[:, None]
+        scale = _column_scales(columns)
+        theta = np.linalg.lstsq(columns / scale, target.t * target.sw, rcond=None)[0] / scale
+    if not np.all(np.isfinite(theta)):
+        return None
+    return np.r_[theta[1:], 1.0 / simple], float(theta[0])
 
 
 def _score(left, tree, tokens, rows, settings):

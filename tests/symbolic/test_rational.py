@@ -8,7 +8,9 @@ from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, EXP, SQRT, TOKEN_COMPLEXITY, complexity_weights, operator_codes,
 )
 from parsimony.symbolic._noise import nearest_rows, white
-from parsimony.symbolic._rational import _fit, _refined, _rounded, _Target, rational_forms
+from parsimony.symbolic._rational import (
+    _fit, _monic_variant, _refined, _rounded, _Target, _write, _Writer, rational_forms,
+)
 from parsimony.symbolic.seeds import RationalSettings
 
 from ._helpers import predict_tree
@@ -447,3 +449,38 @@ def test_the_ranking_of_forms_weighs_what_they_leave_by_the_rows():
     assert _score(*law, 50, s) > _score(*line, 50, s)
     assert _score(1e-20, tree(1.0, 3.0), 12, 1000, s) < _score(1e-20, tree(1.5), 9, 1000, s)
     assert _score(1e-20, tree(1.5), 9, 1000, s) < _score(1e-20, tree(1.5), 10, 1000, s)
+
+
+@pytest.mark.parametrize("inverse", [-3.0, 2.0, 2.5, -1.5])
+def test_a_ratio_written_monic_is_the_same_function_with_a_simple_constant(inverse):
+    # N / (1 + b h) with 1/b simple is written (N/b) / (1/b + h): the same function on random
+    # inputs, the denominator's constant exactly 1/b, and no more tokens
+    rng = np.random.default_rng(3)
+    X = _uniform(rng, 300, [(0.1, 1.0), (0.1, 1.0)])
+    terms = [("m", (0,), ()), ("m", (0, 1), ())]  # numerator x0 (column 0), denominator x0*x1 (column 3)
+    binops, unops, _ = operator_codes(DEFAULT_OPERATORS)
+    coefs = np.array([0.6696, 1.0 / inverse])
+    monic = _write(_Writer(binops, unops), "identity", [0, 3], coefs, 1.7, terms, len(terms), X, WEIGHTS)
+    plain = _Writer(binops, unops).form("identity", terms[:1], coefs[:1], 1.7, terms[1:], coefs[1:])
+    truth = (1.7 + 0.6696 * X[:, 0]) / (1 + X[:, 0] * X[:, 1] / inverse)
+    for tree in (monic, plain):
+        np.testing.assert_allclose(predict_tree(tree, X), truth, rtol=1e-12)
+    assert abs(inverse) in monic[2] and 1.0 not in monic[2]  # (s N) / (s + h), not N / (1 + b h)
+    assert WEIGHTS[monic[0]].sum() <= WEIGHTS[plain[0]].sum()
+
+
+def test_a_monic_variant_makes_the_inverse_simple_and_refits_the_numerator():
+    # t = (3 + 2h) / (3 - h) fitted as (1 + 0.6696h) / (1 - 0.3320h): the variant has b = -1/3
+    # exactly and the numerator that fits best with it, which on exact data is the law's
+    rng = np.random.default_rng(4)
+    h = rng.uniform(0, 1, 400)
+    t = (3 + 2 * h) / (3 - h)
+    target = _Target(t, np.ones(len(t)))
+    design = np.vstack([h, -t * h])  # a numerator column and a denominator's (the linearisation's)
+    variant = _monic_variant(design, target, 1, np.array([0.6696, -0.3320]), None, 400, RationalSettings())
+    coefs, constant = variant
+    assert coefs[-1] == -1.0 / 3.0
+    np.testing.assert_allclose([constant, coefs[0]], [1.0, 2.0 / 3.0], rtol=1e-9)
+    # nothing simple within the tolerance: no variant; an integer b: no variant
+    assert _monic_variant(design, target, 1, np.array([0.6696, -0.3020]), None, 400, RationalSettings()) is None
+    assert _monic_variant(design, target, 1, np.array([0.6696, -1.0]), None, 400, RationalSettings()) is None
