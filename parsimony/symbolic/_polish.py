@@ -21,7 +21,7 @@ from ._engine import evolve_population, free_offset, init_population, simplify_t
 from ._evaluator import evaluate, tree_loss
 from ._expressions import ADD, CONST, MUL
 from ._optimize import optimize_at, optimize_constants
-from ._scaling import pinball_line
+from ._scaling import LINE_STEPS, pinball_line
 
 #: The final front's polish of an entry's constants (:func:`_polish`): 4 reweighted Gauss-Newton
 #: steps, then Nelder-Mead from the entry's constants and from ``POLISH_RESTARTS`` perturbed
@@ -161,7 +161,7 @@ def front_candidates(front, data, ws, weights):
     if loss_kind != LOSS_SQUARED and not tree_complexity(ops, n, weights) + extra > settings.maxsize:
         f = np.empty(y.shape[0])
         evaluate(ops, feats, vals, n, Xt, ws, f)
-        a, b, total = pinball_line(f, y, w, tau if loss_kind == LOSS_PINBALL else 0.5)
+        a, b, total = pinball_line(f, y, w, tau if loss_kind == LOSS_PINBALL else 0.5, LINE_STEPS)
         if np.isfinite(total):
             ops2, feats2, vals2 = _extended(ops, feats, vals, 4)
             ops2[n], ops2[n + 1], ops2[n + 2], ops2[n + 3] = CONST, MUL, CONST, ADD

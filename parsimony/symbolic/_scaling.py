@@ -54,8 +54,15 @@ def _slope_through(f, y, w, tau, k, slopes, mass, rows):
     return slopes[last], rows[last]
 
 
+#: Pivot steps :func:`pinball_line` takes at most unless its caller says (the final front's linear
+#: scaling). Callers pass it explicitly: a call leaving the default out compiled a specialisation
+#: of its own (an ``omitted`` argument type) beside the exhaustive seeder's, which passes a row
+#: count (0.32 s CPU of a cold SQR fit, first_use.py --profile --no-helper, load 4.4).
+LINE_STEPS = 200
+
+
 @njit(error_model="numpy")
-def pinball_line(f, y, w, tau, max_steps=200):
+def pinball_line(f, y, w, tau, max_steps=LINE_STEPS):
     """The pair ``(a, b)`` minimising the weighted pinball loss of ``y - a - b * f``, and that loss
     (a weighted sum, not a mean).
 

@@ -707,13 +707,16 @@ def run_search(X, y, w, loss, binops, unops, weights, settings: SearchSettings, 
     # process) does not count, or a 4 s limit would end the search after its first iteration;
     # the set-up and seeding before the first step count as one such step
     stages = seeders(settings.stages) if settings.additive_stage and not warm else []
-    run.compile_kernels(settings.maxsize, [step for s in stages for step in s.kernels(binops, unops, weights,
-                                                                                      settings.maxsize)])
+    problem = None if warm else Problem(X, y, w, data.loss_kind, data.tau, binops, unops, weights, settings.maxsize,
+                                        feature_probabilities(X, y, w, 1.0))
+    # only the kernels of the seeders that apply to the data (additive_models alone is over a
+    # third of a cold fit's compile; a seeder that does not apply never calls its kernels)
+    run.compile_kernels(settings.maxsize, [step for s in stages if s.applies(problem)
+                                           for step in s.kernels(binops, unops, weights, settings.maxsize)])
     evaluations = 0 if warm else settings.populations * settings.population_size
     if not warm:
         run.initialise()
-        used, state.certificate = _seed(run, stages, Problem(X, y, w, data.loss_kind, data.tau, binops, unops, weights,
-                                                             settings.maxsize, feature_probabilities(X, y, w, 1.0)))
+        used, state.certificate = _seed(run, stages, problem)
         evaluations += used
     elif resume.data_digest != digest:
         run.rescore_for_new_data()

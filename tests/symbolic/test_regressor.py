@@ -550,3 +550,21 @@ def test_auto_maxsize_sees_the_subsample():
     X, y = _distinct_rows(300)
     model = SymbolicQuantileRegressor(**TINY, random_state=0, max_samples=80).fit(X, y)
     assert model.maxsize_ == 20
+
+
+def test_a_fit_precompiles_only_the_kernels_of_the_seeders_that_apply(monkeypatch):
+    from parsimony.symbolic import _search
+    from parsimony.symbolic._stepwise import additive_models
+    from parsimony.symbolic.seeds.exhaustive import fit_variants
+
+    planned, original = set(), _search.precompile
+    monkeypatch.setattr(_search, "precompile", lambda steps: (planned.update(k for k, _, _ in steps), original(steps)))
+    fits = []
+    for n_distinct in (30, 120):  # the additive seeder needs 50 distinct rows, the exhaustive one two
+        X, y = _distinct_rows(n_distinct)
+        SymbolicQuantileRegressor(**TINY, random_state=0, additive_stage=True).fit(X, y)
+        fits.append(set(planned))
+        planned.clear()
+    few, many = fits
+    assert fit_variants in few and additive_models not in few
+    assert {fit_variants, additive_models} <= many
