@@ -349,6 +349,7 @@ class _Evolution:
         sub, sub_ws = _polish_rows(data, self.full_ws, max_length)
         self.batches = None if batch is None else _Batches(batch, data, state)
         self.maxsize = settings.maxsize
+        self.late = []  # the seeders' models offered to the halls of fame after evolution (:func:`_seed`)
         # the final front's record (run_phase, PHASE_FRONT); its candidates: an entry and the line a + b f around it
         cap = state.hall_of_fame.ops.shape[-1] + 4
         self.front = Front(
@@ -569,9 +570,9 @@ class _Evolution:
         for record in self.merge_records:
             run_phase(PHASE_MERGE, record, self.data, self.full_ws, self.search, self.front)
 
-    def plant(self, models, weights):
-        """Offer each model ``(ops, feats, vals)`` to every population's hall of fame and put the
-        models in place of every population's worst members; returns the evaluations used."""
+    def offer(self, models, weights):
+        """Offer each model ``(ops, feats, vals)`` to every population's hall of fame; returns the
+        models that fit, ``(ops, feats, vals, length, complexity, loss)``, and the evaluations used."""
         pops, hof = self.state.populations, self.state.hall_of_fame
         n_pop, max_length = pops.length.shape[0], pops.ops.shape[2]
         kept, evals = [], 0
@@ -588,6 +589,14 @@ class _Evolution:
                 if loss <= hof.loss[p, cplx] * (1 + 1e-9):
                     hof.ops[p, cplx, :n], hof.feats[p, cplx, :n], hof.vals[p, cplx, :n] = ops, feats, vals
                     hof.length[p, cplx], hof.loss[p, cplx] = n, loss
+        return kept, evals
+
+    def plant(self, models, weights):
+        """Offer each model ``(ops, feats, vals)`` to every population's hall of fame (:meth:`offer`)
+        and put the models in place of every population's worst members; returns the evaluations used."""
+        pops = self.state.populations
+        n_pop = pops.length.shape[0]
+        kept, evals = self.offer(models, weights)
         ws = self.workspaces[0]
         for p in range(n_pop):
             losses = np.where(np.isfinite(pops.loss[p]), pops.loss[p], np.inf)
@@ -759,6 +768,7 @@ def run_search(X, y, w, loss, binops, unops, weights, settings: SearchSettings, 
         if progress is not None:
             progress.close()
 
+    evaluations += run.offer(run.late, np.asarray(weights))[1]  # the late seeders' models, finished as its own
     # the front's seed comes from a copy of rng, so a resumed search draws what one long search would
     front = _final_front(run, state.hall_of_fame, data, loss, weights, settings.maxsize,
                          int(copy.deepcopy(state.rng).integers(0, 2**62)), search.settings.baseline)
@@ -773,6 +783,7 @@ def _seed(run: _Evolution, stages, problem: Problem):
     """Every seeder of ``stages`` that applies proposes its expressions, in the seeders' order:
     those to plant go to the halls of fame and the populations together, the others are kept for
     the final front (:func:`_merged`: the search's path is the same with or without them).
+    The late ones (``Proposal.late``) wait in ``run.late`` for the end of evolution.
     Returns the evaluations used and the certificate ``(size, {complexity: best loss of the
     exhaustive seeder's class}, the final front's models)`` (losses as the halls of fame's)."""
     planted, final, evaluations, size, best = [], [], 0, 0, {}
@@ -781,7 +792,7 @@ def _seed(run: _Evolution, stages, problem: Problem):
         if not seeder.applies(problem):
             continue
         proposal = seeder.propose(problem)
-        (planted if proposal.plant else final).extend(proposal.models)
+        (planted if proposal.plant else run.late if proposal.late else final).extend(proposal.models)
         evaluations += proposal.evaluations
         if proposal.report.get("size", 0) > 0:
             size = proposal.report["size"]

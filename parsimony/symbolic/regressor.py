@@ -541,7 +541,9 @@ class SymbolicQuantileRegressor(QuantileScoreMixin, RegressorMixin, BaseEstimato
         :data:`parsimony.symbolic.seeds.STAGES`: ``"additive"`` (the sums above),
         ``"rational"`` (transformed ratios of monomials for data a closed formula nearly
         reproduces), ``"power"`` (a power law times a power of ``exp``, ``1 + u``, ``exp(u) - 1``,
-        ``exp(u) + 1``, ``sin`` or ``cos`` of one monomial ``u``, for one-signed data) and ``"exhaustive"`` (every expression up to a size fixed by a budget of
+        ``exp(u) + 1``, ``sin`` or ``cos`` of one monomial ``u``, for one-signed data), ``"factored"`` (a
+        monomial of positive features times one of the additive stage's sums, ``m*(u^2 + v^2)``)
+        and ``"exhaustive"`` (every expression up to a size fixed by a budget of
         fits, with exact outer constants: it certifies the front's small rows,
         ``equations_["certified"]``). "auto" is all of them; leaving one out is that stage's ablation. The Julia
         engine raises for any other value than "auto" or an empty sequence.

@@ -20,6 +20,17 @@ def predict_tree(model, X):
     return out
 
 
+def stage_losses(stage, X, y):
+    """The least training loss of a tiny fit (one short iteration) with the seeder ``stage`` alone,
+    and with no seeder: what the stage alone puts on the front."""
+    from parsimony.symbolic import SymbolicQuantileRegressor
+
+    kw = dict(niterations=1, populations=2, population_size=10, ncycles_per_iteration=10, random_state=0,
+              progress=False)
+    return tuple(SymbolicQuantileRegressor(stages=stages, **kw).fit(X, y).equations_.loss.min()
+                 for stages in ((stage,), ()))
+
+
 def reference_eval(ops, feats, vals, X, return_tame=False):
     """Evaluate a postfix expression with plain NumPy (the oracle).
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 from ._base import SAMPLE_ROWS, Problem, Proposal, sample_rows
 from .additive import AdditiveSeeder, AdditiveSettings
 from .exhaustive import ExhaustiveSeeder, ExhaustiveSettings
+from .factored import FactoredSeeder, FactoredSettings
 from .power import PowerSeeder, PowerSettings
 from .rational import RationalSeeder, RationalSettings
 
 #: Every seeder, in the order they run (and offer their expressions).
-SEEDERS = (ExhaustiveSeeder(), AdditiveSeeder(), RationalSeeder(), PowerSeeder())
+SEEDERS = (ExhaustiveSeeder(), AdditiveSeeder(), RationalSeeder(), PowerSeeder(), FactoredSeeder())
 #: The seeders' names, in that order: the values of the estimator's ``stages``.
 STAGES = tuple(s.name for s in SEEDERS)
 
@@ -31,4 +32,5 @@ def seeders(names) -> list:
 
 
 __all__ = ["SAMPLE_ROWS", "SEEDERS", "STAGES", "AdditiveSeeder", "AdditiveSettings", "ExhaustiveSeeder", "ExhaustiveSettings",
+           "FactoredSeeder", "FactoredSettings",
            "PowerSeeder", "PowerSettings", "Problem", "Proposal", "RationalSeeder", "RationalSettings", "sample_rows", "seeders"]

@@ -57,11 +57,14 @@ class Proposal:
     """A seeder's expressions ``(ops, feats, vals)``; ``plant``: offered to the halls of fame and
     planted in the populations before evolution (else kept for the final front only, which the
     search's path then does not depend on); ``evaluations`` used; ``report``: what the seeder
-    wants the fitted model to know (the exhaustive seeder's certified ``size``)."""
+    wants the fitted model to know (the exhaustive seeder's certified ``size``); ``late`` (with
+    ``plant`` False): offered to the halls of fame after evolution, so that the final front
+    polishes and snaps them as its own entries while the search's path is the one without them."""
 
     models: list
     evaluations: int = 0
     plant: bool = True
+    late: bool = False
     report: dict = field(default_factory=dict)
 
 
