@@ -12,7 +12,7 @@ when a second core is free: the load average before each cold run is printed. ``
 loaded from the cache, compiled itself (it needed them first) or compiled as link-only twins (a
 plan out of step with the kernels: fix the steps).
 
-Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile [--called]] [--ir] [--timeline] [--no-helper] [--against DIR]
+Usage: python benchmarks/first_use.py [--repeat 1] [--case sqr osrt] [--profile [--called]] [--pays] [--ir] [--timeline] [--no-helper] [--against DIR]
 
 ``--against DIR`` times another checkout (its package on ``PYTHONPATH``, say main's) in the same
 conditions: cold runs alternate between the two, pair by pair, and the medians of each and of the
@@ -34,6 +34,18 @@ and lists the package functions the cold run compiled that the fit never calls: 
 only the stages a fit's data makes it run could save (with ``--no-helper``, the helper's kernels
 too). On c1fbb02 (SQR, ``--no-helper``, loaded machine) 5 of 161 functions, 1.2% of the compile
 time: the first fit runs every seeder and nearly every kernel it compiles.
+
+``--pays`` (a profiled cold run) lists each kernel the fit calls from Python with its cold compile
+CPU beside its CPU in one more fit on the warm cache (and the calls): what a kernel costs to
+compile against what it saves a fit by being compiled. On 2f7af51 (``--no-helper``, load 5.6) the
+search's ``run_phase`` compiled for 18.4 s and ran 0.07 s (0.5-0.8 s in a 1,000-row fit of the
+60), the additive stage 15.9 s and 0.05 s (0.05-0.2 s on 1,000 rows); only the rational seeder's
+``_best_triples`` ran as long as it compiled (0.5 s). The two large ones are loops of small
+passes over the rows (golden sections, Levenberg-Marquardt, per-candidate refits): one golden
+section of the additive stage on 1,000 rows took 0.59 / 0.11 ms compiled (a wave / a square's
+shift) and 1.56 / 0.42 ms as numpy, the same result to the last bits, before the stage's scalar
+control flow in Python; the small ones share their callees with ``run_phase``, so that a numpy
+version of one would be a second home of the search's code.
 
 ``--timeline`` lists, for the cold run's process and its helper, each outermost compile (kernels
 called from Python: entries) with its start and end (s since the cold run started) and CPU, and
@@ -59,7 +71,7 @@ TARGETS = {"sqr": 15.0, "osrt": 15.0}  # seconds, cold start (issue 40, must hol
 CHILD = r"""
 import json, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-case, profile, ir_sizes, trace = sys.argv[1], sys.argv[2] == "1", sys.argv[3] == "1", sys.argv[4] == "1"
+case, profile, ir_sizes, trace, pays = sys.argv[1], *(flag == "1" for flag in sys.argv[2:6])
 records = {}
 called = set()  # with trace (kernels run as Python: NUMBA_DISABLE_JIT=1), the package functions the fit called
 if trace:
@@ -97,10 +109,11 @@ if profile:
             name, start, inner, sig, caller, cpu_start, cpu_inner = self.stack.pop()
             dt = time.perf_counter() - start
             cpu = time.process_time() - cpu_start
-            rec = records.setdefault(name, [0.0, 0.0, 0, {}])
+            rec = records.setdefault(name, [0.0, 0.0, 0, {}, 0.0])  # wall excl., incl., compiles, specs, CPU incl.
             rec[0] += dt - inner
             rec[1] += dt
             rec[2] += 1
+            rec[4] += cpu
             spec = rec[3].setdefault(sig, [0.0, []])  # per signature: exclusive CPU, callers
             spec[0] += cpu - cpu_inner
             spec[1].append(caller)
@@ -121,6 +134,36 @@ if trace:
 model.fit(X, y).predict(X)
 sys.setprofile(None)
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+runs = {}  # with pays (a warm cache): kernel called from Python -> [CPU s, calls] of one more fit
+if pays:
+    from numba.core.registry import CPUDispatcher
+
+    outer = [False]
+
+    def _timed(name, kernel):
+        def call(*args, **kwargs):
+            if outer[0]:  # (a kernel called from Python inside another's call: counted in it)
+                return kernel(*args, **kwargs)
+            outer[0], start = True, time.process_time()
+            try:
+                return kernel(*args, **kwargs)
+            finally:
+                outer[0] = False
+                run = runs.setdefault(name, [0.0, 0])
+                run[0] += time.process_time() - start
+                run[1] += 1
+        return call
+
+    timed = {}
+    for module in [m for n, m in sys.modules.items() if n.startswith("parsimony") and m is not None]:
+        for attr, value in list(vars(module).items()):
+            if isinstance(value, CPUDispatcher):
+                fn = value.py_func
+                name = f"{fn.__module__}.{fn.__qualname__}"
+                setattr(module, attr, timed.setdefault(name, _timed(name, value)))
+    fit_cpu = time.process_time()
+    model.fit(X, y).predict(X)
+    runs["(the whole fit)"] = [time.process_time() - fit_cpu, 1]
 import resource
 from parsimony import _numba
 accelerator = sys.modules.get("parsimony._compile_accelerator", _numba)  # (an older parsimony: _numba)
@@ -136,7 +179,7 @@ accelerated = getattr(_numba, "accelerated", lambda: True)()  # (an older parsim
 import os
 print(json.dumps({"pid": os.getpid(), "accelerated": accelerated, "wall": wall, "cpu": cpu, "helper_cpu": usage.ru_utime + usage.ru_stime,
                   "steps": steps,
-                  "compile": records, "ir": sizes, "called": sorted(called)}))
+                  "compile": records, "ir": sizes, "called": sorted(called), "runs": runs}))
 """
 
 # a sitecustomize for --timeline: every process started with it on PYTHONPATH (the cold run's and its
@@ -183,7 +226,8 @@ if os.environ.get("FIRST_USE_TIMELINE"):
 """
 
 
-def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False, trace=False, timeline=None):
+def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False, trace=False, timeline=None,
+         pays=False):
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PARSIMONY_NUMBA_HELPER="1" if helper else "0")
     if timeline is not None:  # a directory: the hook goes there, the events into its timeline.jsonl
         with open(os.path.join(timeline, "sitecustomize.py"), "w") as f:
@@ -194,7 +238,7 @@ def _run(case, cache_dir, profile=False, helper=True, root=None, ir_sizes=False,
         env["NUMBA_DISABLE_JIT"] = "1"
     if root is not None:
         env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
-    flags = ["1" if flag else "0" for flag in (profile, ir_sizes, trace)]
+    flags = ["1" if flag else "0" for flag in (profile, ir_sizes, trace, pays)]
     out = subprocess.run([sys.executable, "-c", CHILD, case, *flags],
                          env=env, cwd=root,
                          capture_output=True, text=True, check=True)  # (-c imports from the working directory first)
@@ -216,6 +260,8 @@ def main():
     parser.add_argument("--against", metavar="DIR", help="another checkout to time pair by pair (cold runs)")
     parser.add_argument("--timeline", action="store_true",
                         help="each process's outermost compiles, start to end (cold run)")
+    parser.add_argument("--pays", action="store_true",
+                        help="each kernel called from Python: its cold compile beside its run CPU in a warm fit")
     parser.add_argument("--called", action="store_true",
                         help="with --profile: the compiled functions the fit never calls (slow: a run as Python)")
     args = parser.parse_args()
@@ -230,14 +276,14 @@ def main():
                 timeline = os.path.join(cache_dir, "timeline") if args.timeline and i == 0 else None
                 if timeline is not None:
                     os.mkdir(timeline)
-                cold.append(_run(case, cache_dir, profile=args.profile and i == 0, helper=not args.no_helper,
-                                 ir_sizes=args.ir and i == 0, timeline=timeline))
-                warm.append(_run(case, cache_dir))
+                cold.append(_run(case, cache_dir, profile=(args.profile or args.pays) and i == 0,
+                                 helper=not args.no_helper, ir_sizes=args.ir and i == 0, timeline=timeline))
+                warm.append(_run(case, cache_dir, pays=args.pays and i == 0))
         if args.profile:
             records = cold[0]["compile"]
             print(f"\n{case}: compile time per jitted function (cold start; s, wall)")
             print(f"{'exclusive':>10} {'inclusive':>10} {'specs':>5}  function")
-            for name, (excl, incl, n, _) in sorted(records.items(), key=lambda kv: -kv[1][0]):
+            for name, (excl, incl, n, *_) in sorted(records.items(), key=lambda kv: -kv[1][0]):
                 if excl >= 0.05:
                     print(f"{excl:10.2f} {incl:10.2f} {n:5d}  {name}")
             print(f"{sum(r[0] for r in records.values()):10.2f} {'':>10} "
@@ -246,6 +292,8 @@ def main():
             if args.called:
                 with tempfile.TemporaryDirectory(prefix="parsimony-numba-") as cache_dir:
                     _print_uncalled(case, records, _run(case, cache_dir, helper=False, trace=True)["called"])
+        if args.pays:
+            _print_pays(case, cold[0]["compile"], warm[0]["runs"])
         if args.ir:
             _print_ir(case, cold[0]["ir"])
         if args.timeline:
@@ -277,6 +325,20 @@ def _print_specialisations(records):
         print(f"{sum(v[0] for v in specs.values()):10.2f} {len(specs):5d}  {name}")
         for sig, (cpu, callers) in specs.items():
             print(f"{cpu:16.2f}  {sig[:160]}  <- {', '.join(sorted(set(callers)))[:120]}")
+
+
+def _print_pays(case, records, runs):
+    """Each kernel the fit calls from Python: its cold compile (CPU, inclusive of the kernels it was
+    the first to call; with a helper, only this process's) beside its CPU in one more fit on a warm
+    cache (inclusive of the kernels it calls) and its calls: a kernel that compiles for seconds and
+    runs for milliseconds would cost less as numpy, if numpy runs it about as fast."""
+    whole = runs.pop("(the whole fit)", [float("nan")])[0]
+    print(f"\n{case}: kernels called from Python, cold compile CPU beside warm run CPU (s; the whole warm fit {whole:.2f} s CPU)")
+    print(f"{'compile':>8} {'run cpu':>8} {'calls':>6} {'ratio':>7}  kernel")
+    for name in sorted(runs, key=lambda name: -records.get(name, [0.0] * 5)[4]):
+        compile_time, (run, calls) = records.get(name, [0.0] * 5)[4], runs[name]
+        ratio = f"{compile_time / run:7.0f}" if run > 0 else f"{'inf':>7}"
+        print(f"{compile_time:8.2f} {run:8.3f} {calls:6d} {ratio}  {name}")
 
 
 def _print_uncalled(case, records, called):

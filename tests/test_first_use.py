@@ -1,5 +1,5 @@
-"""benchmarks/first_use.py's reports: the compiled functions a fit never calls (``--called``), and each
-process's outermost compiles (``--timeline``)."""
+"""benchmarks/first_use.py's reports: the compiled functions a fit never calls (``--called``), each
+process's outermost compiles (``--timeline``), and each kernel's compile beside its run (``--pays``)."""
 
 from __future__ import annotations
 
@@ -46,4 +46,21 @@ def test_timeline_lists_the_main_process_first_with_each_process_total(capsys):
         ["helper", "1.50", "2.50", "1.00", "parsimony.b.first"],
         ["helper", "3.00", "9.00", "5.50", "parsimony.b.helped"],
         ["helper", "9.00", "6.50", "total", "over", "2", "compiles", "(end", "of", "the", "last)"],
+    ]
+
+
+def test_pays_lists_each_kernel_by_compile_cpu_beside_its_run(capsys):
+    records = {  # name -> [exclusive, inclusive, specialisations, per signature, CPU inclusive]
+        "parsimony.a.search": [5.0, 16.0, 1, {}, 15.0],
+        "parsimony.b.small": [0.5, 0.5, 1, {}, 0.4],
+    }
+    runs = {"parsimony.b.small": [0.2, 4], "parsimony.a.search": [0.03, 100], "parsimony.c.cached": [0.0, 2],
+            "(the whole fit)": [1.5, 1]}
+    _first_use()._print_pays("sqr", records, runs)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].endswith("(s; the whole warm fit 1.50 s CPU)")
+    assert [line.split() for line in lines[2:]] == [
+        ["15.00", "0.030", "100", "500", "parsimony.a.search"],
+        ["0.40", "0.200", "4", "2", "parsimony.b.small"],
+        ["0.00", "0.000", "2", "inf", "parsimony.c.cached"],
     ]
