@@ -17,8 +17,9 @@ Every ``(g, U)`` on the grid is scored at once by projecting ``log|g|`` off the 
 columns (the residual's share left by the best ``k``); the ``beam`` best have ``a`` refined
 (a fine grid, then zooms into its best basins), their exponents rounded to halves, ``c`` refitted
 (least squares on ``y``), and offered when they
-explain ``min_r2`` of ``y``'s variance (or ``noisy_r2`` and what they leave is as rough as noise,
-:func:`~parsimony.symbolic._noise.white`). A dimensionless group inside a transcendental
+explain ``min_r2`` of ``y``'s variance (or ``noisy_r2``, or leave at most ``noise_margin`` times the
+share of it that is noise, and what they leave is as rough as noise,
+:func:`~parsimony.symbolic._noise.white`: a factor that varies less than the noise is still the law's). A dimensionless group inside a transcendental
 function times a power law is the common shape of physical laws (Boltzmann and Planck factors,
 relativistic and binomial factors ``(1 - v^2/c^2)^(-1/2)``, ``sin(theta/2)^-4``) that neither a
 sum of terms nor a ratio of monomials reaches. The settings are the fields of
@@ -34,7 +35,7 @@ import math
 import numpy as np
 
 from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
-from ._noise import nearest_rows, noise_deviation, white
+from ._noise import nearest_rows, neighbour_variance, noise_deviation, white
 from ._rational import _distinct_best, _Writer
 
 #: The functions ``g`` of a form: their name, the unary operators that write them, and whether
@@ -388,13 +389,13 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     monomials = _groups(len(features), s.used)
     with np.errstate(all="ignore"):  # (a column that overflows scores inf)
         Ucols = np.exp(np.array([Z[:, :len(features)] @ np.array(e, dtype=float) for e in monomials]).T)
-    step = -(-len(y) // s.search_rows)
+    step = -(-len(y) // min(s.search_rows, s.search_cells // max(len(monomials), 1)))
     basis = _Basis(Z, ly, q)
     sub = _Basis(Z[::step], ly[::step], q[::step] / q[::step].sum())  # the grid's and the refinement's rows
     candidates = [(0.0, None, None, 0.0)]  # the power law alone; the grid unless it is exact
     if families and len(monomials) and basis.r @ basis.r > s.exact * basis.total:
         candidates += _candidates(sub, Ucols[::step], families, s)
-    models, fitted = [], 0
+    models, fitted, noise = [], 0, None
     for _, family, j, a in candidates:
         u = None if family is None else Ucols[:, j]
         if family is not None:
@@ -409,10 +410,12 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
             continue
         exponents, k, a, c, residual, share = form
         if not share <= 1 - s.min_r2:
-            if not share <= 1 - s.noisy_r2:
-                continue
             if neighbours is None:
                 neighbours = nearest_rows(X[:, positive])[:, 0]
+            if noise is None:
+                noise = neighbour_variance(y, p, neighbours) / float(p @ (y - p @ y) ** 2)
+            if not (share <= 1 - s.noisy_r2 or share <= s.noise_margin * noise):
+                continue
             if not white(residual, w, neighbours, s.white_z):
                 continue
         U = None if family is None else {int(f): int(e) for f, e in zip(features, monomials[j]) if e}

@@ -16,7 +16,8 @@ class PowerSettings:
     field=value`` on c1a0cae, the seeder alone on 150 hand-built laws ``c x^e g(a U)^k`` (none of
     the AI Feynman problems; 1,000 rows of [1, 5]^4), recovered when a form predicts fresh rows
     within 1e-6 (noise 0) or 1e-2 (noise 0.01 x RMS(y)) of RMS(y); the defaults recover 132 / 83
-    of 150 at 107 ms CPU a law."""
+    of 150 at 107 ms CPU a law (on 2f7af51: 136 / 107 / 59 at noise 0 / 0.01 / 0.1, 3e-2 at 0.1;
+    with ``search_rows`` 500 and ``noise_margin``: 136 / 125 / 123 at ~180 ms a law)."""
 
     min_rows: int = 100
     """Distinct rows it needs (as the rational seeder: on fewer a law with free exponents fits noise)."""
@@ -25,11 +26,19 @@ class PowerSettings:
     (the power law itself over all of them)."""
     used: int = 4
     """Features of ``U`` at most (``h*omega/(k*T)``: four)."""
-    search_rows: int = 100
+    search_rows: int = 500
     """Rows the grid is scored and ``a`` refined on (every k-th; the exponents are fitted on all).
-    Measured: 50 / 200 rows recover 133 / 133 at noise 0, 66 / 88 at 0.01, at 96 / 156 ms a law
-    (more rows place ``a`` better under noise, at half again the CPU; what that does to the search
-    is unmeasured)."""
+    Under noise the grid's ranking is the noise's on few rows: the law's ``(g, U)`` falls out of the
+    beam. Measured (``sqr_form_seeders.py --seeder power --noise 0 0.01 0.1``, on 2f7af51, load ~4):
+    100 / 300 / 500 / 1000 rows recover 136 / 136 / 136 / 136 at noise 0, 107 / 115 / 123 / 130 at
+    0.01, 59 / 84 / 93 / 101 at 0.1, at ~95 / 90 / 150 / 350 ms a law; with ``noise_margin``, 100 /
+    500 rows 136 / 136, 109 / 125, 81 / 123 (500 takes most of what 1000 gives under noise at under
+    half its cost)."""
+    search_cells: int = 80_000
+    """Rows times monomials of the grid at most: ``search_rows`` rows on four positive features (160
+    monomials), fewer on more (664 monomials on six: 120 rows), where the grid's cost grows with the
+    monomials: 500 rows on six features cost 1.5 to 2.7 s a fit (0.06 to 0.4 s on 100; the
+    pickled seeder problems of two of the 60 with six and seven features, load ~2)."""
     beam: int = 16
     """Grid points (one per function and monomial) refined and written. Measured: 8 / 32 recover
     132 / 132 at noise 0, 67 / 89 at 0.01, at 82 / 181 ms a law (as ``search_rows``: more helps under
@@ -46,6 +55,12 @@ class PowerSettings:
     came with it (the log's Gauss-Newton fit, ``c`` by least squares on ``y``; value not varied):
     ``sqr_form_seeders.py --seeder monomial --noise 0 0.01 0.1`` 150 / 9 / 0 -> 150 / 150 / 150 of
     150, ``--seeder power`` 132 / 83 / 9 -> 132 / 98 / 55."""
+    noise_margin: float = 1.5
+    """Or at most this many times the share of ``y``'s variance that is noise (its
+    :func:`~parsimony.symbolic._noise.neighbour_variance`, an upper estimate), when what it leaves is
+    as rough as noise: where noise is more than a tenth of ``y``'s variance (a factor that varies
+    little, ``32/(exp(u) + 1)`` at noise 0.1 x RMS(y)) ``noisy_r2`` turns the law itself away. The
+    rational seeder's value (not varied)."""
     white_z: float = 3.0
     """Standard deviations of the roughness test (the rational seeder's)."""
     max_forms: int = 4
