@@ -12,7 +12,7 @@ from parsimony.symbolic._expressions import (
     DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, from_tokens, operator_codes, to_sympy,
 )
 from parsimony.symbolic._search import (
-    SNAP_PRICE, SearchSettings, _Evolution, _fresh_state, _mutation_vector, constant_baseline,
+    SNAP_PRICE, HallsOfFame, SearchSettings, _Evolution, _final_front, _fresh_state, _mutation_vector, constant_baseline,
     simpler_wins, search_kernel_settings, snap_allowance, snap_values,
 )
 
@@ -211,3 +211,29 @@ def test_the_constant_the_data_let_go_most_cheaply_is_snapped_first():
     loss, new_vals = run.snap_constants(ops, feats, vals, _loss(run, (ops, feats, vals)), SNAP_PRICE * baseline)
     assert new_vals[1] == -0.5
     assert loss == _loss(run, (ops, feats, new_vals))
+
+
+def test_an_entry_passed_over_for_one_that_snapping_makes_worse_is_on_the_final_front():
+    # the halls of fame hold 0.5913*x0 (3 tokens, loss 1.0) and sqrt(x0) (5 tokens, loss 1.005):
+    # the longer one is dominated before snapping, but 0.5913 made 0.5 raises the shorter to 1.01,
+    # above it: dominance is decided on the snapped losses, so both make the front
+    rng = np.random.default_rng(0)
+    X = rng.uniform(1, 5, (200, 1))
+    run, baseline = _run(X, X[:, 0] + rng.normal(0, 0.1, 200))
+    weights = complexity_weights(TOKEN_COMPLEXITY)
+    short, law = from_tokens([0.5913, "x0", "mul"]), from_tokens(["x0", "sqrt"])
+    hof = HallsOfFame.empty(1, 8, 4)
+    for (ops, feats, vals), loss in ((short, 1.0), (law, 1.005)):
+        c, n = int(weights[ops].sum()), len(ops)
+        hof.ops[0, c, :n], hof.feats[0, c, :n], hof.vals[0, c, :n], hof.length[0, c], hof.loss[0, c] = (
+            ops, feats, vals, n, loss)
+
+    def candidates(ops, feats, vals, loss, polish=True):  # each entry as it is; the constant at 2
+        yield (loss if polish else 2.0), int(weights[ops].sum()), ops, feats, vals
+
+    def snap(ops, feats, vals, loss, price):  # 0.5913 -> 0.5 at 1% of the loss
+        return (1.01 * loss, np.where(vals == 0.5913, 0.5, vals)) if 0.5913 in vals else (loss, vals)
+
+    run.front_candidates, run.snap_constants = candidates, snap
+    front = _final_front(run, hof, run.data, as_loss("pinball", 0.5), weights, 8, 0, baseline)
+    assert [(row["complexity"], row["loss"]) for row in front] == [(1, 2.0), (3, 1.01), (5, 1.005)]
