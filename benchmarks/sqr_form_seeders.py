@@ -9,6 +9,11 @@ noise ``level x RMS(y)``, seed 0:
 - power: ``c * x^e * g(a U)^k`` with ``g`` among exp, ``1 + u``, ``exp(u) - 1``, ``exp(u) + 1``,
   sin, cos, ``U`` a monomial of one or two features with exponents +-1, ``e`` and ``k`` halves in
   [-2, 2] (``k`` not 0), ``a max|U|`` in [0.2, 2] (sin and cos: their argument in (0, 1.5));
+- moebius (the rational seeder's pairs of a numerator and a denominator column): ``(c + a h) / (1 + d h)``,
+  ``h`` a monomial as above (of one or two features, exponents 1 or 2), ``d h`` spanning 0.3 to 0.7
+  of 1 in either sign (a bend the noise of 0.1 x RMS(y) nearly hides), ``a`` and ``c`` of one or
+  two digits and either sign of ``a`` (on a915eaa, ``--count 30 --noise 0 0.01 0.1``: 30 / 29 / 26
+  of 30 at 530 / 758 / 814 ms CPU a law, load 6 on 2 cores);
 - transformed (the rational seeder's transforms): ``exp(c - a m1 - b m2)`` (a Gaussian where the
   monomials are squares: ``exp(c - a x^2 - b z^2)``), ``1/(c + a m1 + b m2)`` and ``m0/sqrt(1 - d h)``
   (a relativistic-like factor: ``d h`` up to 0.3 to 0.7), ``m`` and ``h`` monomials as above (``m0``
@@ -25,7 +30,7 @@ predicts 1,000 fresh noise-free rows within ``RECOVERED`` of RMS(y) (1e-6 at noi
 noise 0.01: a correct form refitted on noisy rows errs by a few 1e-3; 3e-2 at noise 0.1). ``--set field=value``
 changes one field of the seeder's settings.
 
-    python benchmarks/sqr_form_seeders.py --seeder rational|transformed|power|monomial [--set beam=16] [--count 150]
+    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|monomial [--set beam=16] [--count 150]
         [--noise 0 0.01 0.1]
 """
 
@@ -65,6 +70,13 @@ def rational_law(rng, X):
     if rng.random() < 0.5:
         return lambda Z: (a * m1(Z) + b * m2(Z) + c) / (1 + d * h(Z))
     return lambda Z: a * m1(Z) / (m2(Z) + d)
+
+
+def moebius_law(rng, X):
+    h = _monomial(rng)
+    d = rng.uniform(0.3, 0.7) / h(X).max() * rng.choice([-1.0, 1.0])
+    a, c = _digits(rng) * rng.choice([-1.0, 1.0]), _digits(rng)
+    return lambda Z: (c + a * h(Z)) / (1 + d * h(Z))
 
 
 def power_law(rng, X):
@@ -128,12 +140,13 @@ def run(seeder, make_law, count: int, noise: float) -> tuple[int, int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeder", choices=["rational", "transformed", "power", "monomial"], required=True)
+    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "monomial"], required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--count", type=int, default=150, help="laws drawn")
     parser.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.01], choices=sorted(RECOVERED))
     args = parser.parse_args()
-    kind, make_law = {"rational": (RationalSeeder, rational_law), "transformed": (RationalSeeder, transformed_law),
+    kind, make_law = {"rational": (RationalSeeder, rational_law), "moebius": (RationalSeeder, moebius_law),
+                      "transformed": (RationalSeeder, transformed_law),
                       "power": (PowerSeeder, power_law),
                       "monomial": (PowerSeeder, monomial_law)}[args.seeder]
     settings = kind.settings_type()
