@@ -20,6 +20,11 @@ noise ``level x RMS(y)``, seed 0:
   of one feature), ``a m1 + b m2`` spanning 3 to 6 over the rows for the exponential and 3 to 30
   times ``c`` for the inverse: both fall towards 0, where noise of 0.1 x RMS(y) carries some
   values across it;
+- valley (the power seeder's): ``c * x^e * g(a U)^k`` with ``g`` among ``exp(u) - 1`` (``k`` -1 or -2:
+  Bose and Planck factors), sin (``k`` -4 to 4 but 0, whole) and ``1 - u`` (``k`` -1/2 to -2:
+  relativistic and binomial factors), ``a`` a simple number (0.01 to 2) with ``a max|U|`` from
+  0.2 to the family's limit (4, 1.5, 0.9): where ``a U`` is small over most rows ``k`` and ``a``
+  trade along a valley of the log's fit (``k * log sin(a U)`` is ``k log(a U) - k a^2 U^2/6 + ...``);
 - monomial (the power seeder's): ``c * prod x^e`` over three features, each ``e`` a whole power
   -4 to 4 but 0, ``c`` of either sign: spanning decades, most rows lie near 0, where noise of
   0.1 x RMS(y) carries a fifth to a third of them across it.
@@ -30,7 +35,7 @@ predicts 1,000 fresh noise-free rows within ``RECOVERED`` of RMS(y) (1e-6 at noi
 noise 0.01: a correct form refitted on noisy rows errs by a few 1e-3; 3e-2 at noise 0.1). ``--set field=value``
 changes one field of the seeder's settings.
 
-    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|monomial [--set beam=16] [--count 150]
+    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|valley|monomial [--set beam=16] [--count 150]
         [--noise 0 0.01 0.1]
 """
 
@@ -89,6 +94,22 @@ def power_law(rng, X):
     return lambda Z: c * Z[:, x] ** e * FAMILIES[name](a * U(Z)) ** k
 
 
+#: The valley laws' scales ``a``, their families' powers ``k`` and largest ``a max|U|``.
+SIMPLE = (0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1.0, 2.0)
+VALLEY = {"expm1": ((-1, -2), 4.0), "sin": ((-4, -3, -2, -1, 1, 2, 3, 4), 1.5), "linear": ((-0.5, -1, -1.5, -2), 0.9)}
+
+
+def valley_law(rng, X):
+    name = list(VALLEY)[rng.integers(len(VALLEY))]
+    powers, limit = VALLEY[name]
+    U, x = _monomial(rng, (-1, 1)), int(rng.integers(FEATURES - 1))
+    top = np.abs(U(X)).max()
+    scales = [v for v in SIMPLE if 0.2 <= v * top <= limit]
+    a = float(rng.choice(scales)) * (-1.0 if name == "linear" else 1.0)
+    c, e, k = _digits(rng), rng.integers(-4, 5) / 2, float(rng.choice(powers))
+    return lambda Z: c * Z[:, x] ** e * FAMILIES[name](a * U(Z)) ** k
+
+
 def transformed_law(rng, X):
     m1, m2, h = _monomial(rng), _monomial(rng), _monomial(rng, (1,))
     kind, share = rng.integers(3), rng.uniform(0.2, 0.8)
@@ -140,14 +161,15 @@ def run(seeder, make_law, count: int, noise: float) -> tuple[int, int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "monomial"], required=True)
+    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "valley", "monomial"],
+                        required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--count", type=int, default=150, help="laws drawn")
     parser.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.01], choices=sorted(RECOVERED))
     args = parser.parse_args()
     kind, make_law = {"rational": (RationalSeeder, rational_law), "moebius": (RationalSeeder, moebius_law),
                       "transformed": (RationalSeeder, transformed_law),
-                      "power": (PowerSeeder, power_law),
+                      "power": (PowerSeeder, power_law), "valley": (PowerSeeder, valley_law),
                       "monomial": (PowerSeeder, monomial_law)}[args.seeder]
     settings = kind.settings_type()
     for item in args.set:

@@ -13,6 +13,11 @@ Data that noise carried across 0 where the law is near it count as one-signed, a
 the power law's linearisation at its fit to ``y`` (:func:`_signed_rows`). A form that does not
 reproduce the data is fitted again at its own linearisation (:func:`_relinearised`), where the
 log's noise on small values and the power law's linearisation near a pole bend the first fit.
+Where ``a U`` is small over most rows, ``k`` and ``a`` trade along a valley of the fit (``k log
+sin(a U) = k log(a U) - k a^2 U^2/6 + ...``): noise moves the free ``k`` along it and its rounding
+leaves the form off the data, so each power ``k`` is also held and ``a`` fitted with it
+(:func:`_held`), at the linearisation of the form closest to the data, and the ranking's price of a
+token chooses among powers the data cannot tell apart.
 Every ``(g, U)`` on the grid is scored at once by projecting ``log|g|`` off the power law's
 columns (the residual's share left by the best ``k``); the ``beam`` best have ``a`` refined
 (a fine grid, then zooms into its best basins), their exponents rounded to halves, ``c`` refitted
@@ -34,7 +39,7 @@ import math
 
 import numpy as np
 
-from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB
+from ._expressions import ADD, CONST, COS, DIV, EXP, MUL, SIN, SQRT, SQUARE, SUB, VAR
 from ._noise import nearest_rows, neighbour_variance, noise_deviation, white
 from ._rational import _distinct_best, _Writer
 
@@ -61,6 +66,12 @@ SPANS = np.geomspace(0.03, 30.0, 7)
 #: the exponents of hand-built monomials at noise 0.1 x RMS(y) settle (to 1e-3) within three.
 GAUSS_NEWTON = 4
 LINEAR_SPANS = np.array([0.03, 0.1, 0.3, 0.6, 0.9, 0.99])  # 1 - t stays positive
+#: The powers ``k`` a form is fitted again at with ``k`` held (:func:`_held`): every half to the
+#: fourth, the powers :func:`_form` offers.
+HELD = np.array([h / 2 for h in range(-8, 9) if h], dtype=float)
+#: Zooms of ``a`` with ``k`` held: 5^-5 of the bracket (two steps of the fine grid), a few 1e-4 of
+#: ``a``, within what noise leaves of the law's constants (the search polishes them after).
+HELD_ZOOMS = 5
 
 
 @functools.lru_cache(maxsize=None)
@@ -123,6 +134,14 @@ class _Basis:
         rss = self.r @ self.r - gain
         return np.where(np.isfinite(rss), rss / self.total, np.inf)
 
+    def held(self, v, ks):
+        """The share of ``log|y|``'s variance left when ``k * v`` joins the power law with ``k``
+        held: ``ks`` broadcast against the columns of ``v``; ``inf`` where not finite."""
+        rv = self.off(v)
+        with np.errstate(all="ignore"):
+            rss = self.r @ self.r - 2.0 * ks * (self.r @ rv) + ks * ks * np.einsum("i...,i...->...", rv, rv)
+        return np.where(np.isfinite(rss), rss / self.total, np.inf)
+
 
 def _scores(basis, family, U, spans):
     """For each column ``U`` (rows x monomials) and span on the grid, the share left: (monomials x spans)."""
@@ -136,19 +155,35 @@ def _scores(basis, family, U, spans):
     return out, np.broadcast_to(spans / top[:, None], out.shape)
 
 
-def _zoom(f, lo, hi):
-    """The minimiser of ``f`` (of an array of points, all at once) on ``[lo, hi]``: :data:`ZOOM_POINTS`
-    points, then the same between the best one's neighbours, :data:`ZOOMS` times."""
-    for _ in range(ZOOMS):
-        grid = np.linspace(lo, hi, ZOOM_POINTS)
-        i = int(np.argmin(f(grid)))
-        lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, ZOOM_POINTS - 1)]
+def _zoom(f, lo, hi, zooms=ZOOMS):
+    """The minimisers of ``f`` on the brackets ``[lo_i, hi_i]``, all at once (``f`` of points
+    (brackets x :data:`ZOOM_POINTS`) gives their values): :data:`ZOOM_POINTS` points, then the same
+    between the best one's neighbours, ``zooms`` times."""
+    lo, hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+    rows = np.arange(lo.size)
+    for _ in range(zooms):
+        grid = np.linspace(lo, hi, ZOOM_POINTS, axis=-1)
+        i = np.argmin(f(grid), axis=1)
+        lo, hi = grid[rows, np.maximum(i - 1, 0)], grid[rows, np.minimum(i + 1, ZOOM_POINTS - 1)]
     return (lo + hi) / 2
 
 
 def _halves(values):
     """Each value rounded to the nearest multiple of one half."""
     return np.round(2.0 * np.asarray(values)) / 2.0
+
+
+def _digits(v):
+    """The signed digits ``d`` of ``v``'s odd powers at one level of :class:`_PowerWriter`: either
+    sign for a power of 3 or more (``x^3`` is ``x * (x)^2`` or ``(x^2)^2 / x``), the power's own for
+    a power of one (``x`` as ``x^2 / x`` writes ``x`` once more: never fewer tokens, and the choices
+    of eight bases of odd powers would be 2^8 at each level)."""
+    odd = [i for i, e in enumerate(v) if e % 2]
+    for signs in itertools.product(*[(v[i],) if abs(v[i]) == 1 else (1, -1) for i in odd]):
+        d = [0] * len(v)
+        for i, sign in zip(odd, signs):
+            d[i] = sign
+        yield d
 
 
 class _PowerWriter(_Writer):
@@ -198,12 +233,8 @@ class _PowerWriter(_Writer):
         """The cheapest ``(cost, plan)`` of ``prod b^v`` (``v`` whole powers) times the items ``num``
         over ``den``: every signed digit of the odd powers at this level, the rest nested squared,
         above the bar or (its inverse) below it."""
-        odd = [i for i, e in enumerate(v) if e % 2]
         best = None
-        for signs in itertools.product((1, -1), repeat=len(odd)):
-            d = [0] * len(v)
-            for i, sign in zip(odd, signs):
-                d[i] = sign
+        for d in _digits(v):
             up = tuple((e - di) // 2 for e, di in zip(v, d))
             if any(up) and up == tuple(v):
                 continue  # (1 = 2 - 1 = 4 - 2 - 1 ...: no end)
@@ -234,10 +265,7 @@ class _PowerWriter(_Writer):
         odd = [i for i, e in enumerate(v) if e % 2]
         if odd and (SQRT not in self.unops or not all(roots[i] for i in odd)):
             return None
-        for signs in itertools.product((1, -1), repeat=len(odd)):
-            d = [0] * len(v)
-            for i, sign in zip(odd, signs):
-                d[i] = sign
+        for d in _digits(v):
             w = tuple((e - di) // 2 for e, di in zip(v, d))
             if not odd:
                 options = [([], [])]
@@ -338,6 +366,20 @@ def _candidates(basis, Ucols, families, settings):
     return found[:settings.beam]
 
 
+def _log_g(family, u, values):
+    """``log|g(a U)|`` for each ``a`` of ``values`` (rows x values)."""
+    with np.errstate(all="ignore"):
+        return np.log(np.abs(_g(family, np.multiply.outer(u, values))))
+
+
+def _fine(family, u, a):
+    """The fine grid of ``a``: :data:`FINE_GRID` points over the family's whole range of spans on
+    ``a``'s side."""
+    spans = _spans(family)
+    spans = np.abs(spans[spans * a > 0])
+    return np.sign(a) * np.geomspace(spans.min(), spans.max(), FINE_GRID) / np.abs(u).max()
+
+
 def _refine(basis, family, u, a):
     """``a`` refined (on the grid's rows): a fine grid over the family's whole range of spans on ``a``'s
     side (the share left can have several minima, and the coarse grid's best need not be in the
@@ -345,21 +387,43 @@ def _refine(basis, family, u, a):
     if family == "exp":
         return a
 
-    def shares(values):
-        with np.errstate(all="ignore"):
-            return basis.left(np.log(np.abs(_g(family, np.multiply.outer(u, values)))))
+    def shares(points):
+        return basis.left(_log_g(family, u, points.ravel())).reshape(points.shape)
 
-    spans = _spans(family)
-    spans = np.abs(spans[spans * a > 0])
-    grid = np.sign(a) * np.geomspace(spans.min(), spans.max(), FINE_GRID) / np.abs(u).max()
+    grid = _fine(family, u, a)
     values = shares(grid)
     padded = np.r_[np.inf, values, np.inf]
     minima = np.flatnonzero((values <= padded[:-2]) & (values <= padded[2:]) & np.isfinite(values))
-    found = []
-    for i in minima[np.argsort(values[minima], kind="stable")][:BASINS]:
-        value = _zoom(shares, grid[max(i - 1, 0)], grid[min(i + 1, FINE_GRID - 1)])
-        found.append((float(shares(np.array([value]))[0]), value))
-    return min(found)[1] if found else a
+    best = minima[np.argsort(values[minima], kind="stable")][:BASINS]
+    if not best.size:
+        return a
+    found = _zoom(shares, grid[np.maximum(best - 1, 0)], grid[np.minimum(best + 1, FINE_GRID - 1)])
+    return float(found[np.argmin(shares(found))])
+
+
+def _held(basis, family, u, a, slack):
+    """``(a, k)`` for each power ``k`` of :data:`HELD` whose least share on :func:`_fine`'s grid
+    with ``k`` held is within ``1 + slack`` times the least of them, ``a`` zoomed with ``k`` held.
+    Near ``g``'s linear part ``k`` and ``a`` trade along a valley (``k * log sin(a U)`` is ``k
+    log(a U) - k a^2 U^2 / 6 + ...``: ``k a^2`` is what the data fix first), where noise moves the
+    free ``k``'s least squares far from the law's power, and rounding it leaves a form off the
+    data; held at each power, ``a`` finds the law's value at the law's power."""
+    if family == "exp":
+        return []
+    grid = _fine(family, u, a)
+    values = basis.held(_log_g(family, u, grid), HELD[:, None])
+    least = values.min(axis=1)
+    if not np.any(np.isfinite(least)):
+        return []
+    side = np.sign(HELD[np.argmin(least)])  # (k a^2, or k a, has the data's sign: so has k)
+    keep = np.flatnonzero(np.isfinite(least) & (least <= least.min() * (1.0 + slack)) & (np.sign(HELD) == side))
+    ks, j = HELD[keep], np.argmin(values[keep], axis=1)
+
+    def shares(points):
+        return basis.held(_log_g(family, u, points.ravel()), np.repeat(ks, points.shape[1])).reshape(points.shape)
+
+    found = _zoom(shares, grid[np.maximum(j - 1, 0)], grid[np.minimum(j + 1, FINE_GRID - 1)], HELD_ZOOMS)
+    return [(float(b), float(k)) for b, k in zip(found, ks)]
 
 
 def _fit(Z, ly, p, v):
@@ -367,6 +431,29 @@ def _fit(Z, ly, p, v):
     sw = np.sqrt(p)
     A = np.c_[np.ones(len(ly)), Z] if v is None else np.c_[np.ones(len(ly)), Z, v]
     return np.linalg.lstsq(A * sw[:, None], ly * sw, rcond=None)[0]
+
+
+class _Judge:
+    """Whether a form qualifies (module docstring): it explains ``min_r2`` of ``y``'s variance, or
+    ``noisy_r2`` of it or leaves at most ``noise_margin`` times the noise's share, and what it
+    leaves is as rough as noise (the rows' nearest neighbours and the noise's share computed once,
+    when first needed)."""
+
+    def __init__(self, X, y, w, neighbours, settings):
+        self.X, self.y, self.w, self.p = X, y, w, w / w.sum()
+        self.neighbours, self.noise, self.s = neighbours, None, settings
+
+    def __call__(self, form):
+        share, residual, s, p, y = form[-1], form[-2], self.s, self.p, self.y
+        if share <= 1 - s.min_r2:
+            return True
+        if self.neighbours is None:
+            self.neighbours = nearest_rows(self.X)[:, 0]
+        if self.noise is None:
+            self.noise = neighbour_variance(y, p, self.neighbours) / float(p @ (y - p @ y) ** 2)
+        if not (share <= 1 - s.noisy_r2 or share <= s.noise_margin * self.noise):
+            return False
+        return bool(white(residual, self.w, self.neighbours, s.white_z))
 
 
 def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
@@ -395,50 +482,74 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     candidates = [(0.0, None, None, 0.0)]  # the power law alone; the grid unless it is exact
     if families and len(monomials) and basis.r @ basis.r > s.exact * basis.total:
         candidates += _candidates(sub, Ucols[::step], families, s)
-    models, fitted, noise = [], 0, None
+    found = []  # (family, monomial, a, forms) of each candidate
     for _, family, j, a in candidates:
         u = None if family is None else Ucols[:, j]
         if family is not None:
             a = _refine(sub, family, Ucols[::step, j], a)
-        form = _form(Z, y, p, ly, q, family, u, a)
-        fitted += form is not None
-        if form is not None and family is not None and not form[-1] <= s.exact:
-            again = _relinearised(Z, y, w, sign, family, u, a, form, step)
-            fitted += again is not None
-            form = again if again is not None and again[-1] < form[-1] else form
-        if form is None:
+        forms = [_form(Z, y, p, ly, q, family, u, a)]
+        if family is not None and forms[0] is not None and not forms[0][-1] <= s.exact:
+            forms.append(_relinearised(Z, y, w, sign, family, u, a, forms[0], step))
+        found.append((family, j, a, forms))
+    best = min((f for *_, forms in found for f in forms if f is not None), key=lambda f: f[-1], default=None)
+    at = None if best is None or best[-1] <= s.exact else _linearised(y, w, sign, best)
+    if at is not None:  # every power held, at the linearisation of the form closest to the data
+        near = _Basis(Z[::step], at[0][::step], at[1][::step] / at[1][::step].sum())
+        for family, j, a, forms in found[1:1 + s.held_beam]:  # (the first: the power law alone)
+            forms += [_form(Z, y, p, *at, family, Ucols[:, j], b, k)
+                      for b, k in _held(near, family, Ucols[::step, j], a, s.held_slack)]
+    fitted = sum(form is not None for *_, forms in found for form in forms)
+    items = [(form, family, None if family is None else {int(f): int(e) for f, e in zip(features, monomials[j]) if e})
+             for family, j, _, forms in found for form in forms if form is not None]
+    judge = _Judge(X[:, positive], y, w, neighbours, s)
+    return _offered(items, writer, positive, judge, weights, maxsize, s), fitted
+
+
+def _offered(items, writer, positive, qualifies, weights, maxsize, s):
+    """The trees of the ``(form, family, U)`` items that qualify, within ``maxsize``: the
+    ``s.max_forms`` best (:func:`_distinct_best`; ties: the first item). They are judged and written
+    in order of the share they leave, and one whose score cannot beat the ``max_forms``-th best of
+    distinct shapes so far even at its fewest tokens (the constant, each base once, one product or
+    ratio a base) is neither (the writer's cost grows with the bases: held powers bring many)."""
+    order = sorted(range(len(items)), key=lambda i: (items[i][0][-1], i))
+    models, best = [], {}
+    join = min(weights[MUL], weights[DIV])
+    for i in order:
+        (exponents, k, b, c, _, share), family, U = items[i]
+        fewest = weights[CONST] + (weights[VAR] + join) * np.count_nonzero(exponents)
+        if family is not None:
+            fewest += join + writer._cost(lambda: writer.inner(family, b, U))
+        score = math.log(max(share, s.exact)) + s.token_price * fewest
+        if len(best) >= s.max_forms and score > sorted(best.values())[s.max_forms - 1]:
             continue
-        exponents, k, a, c, residual, share = form
-        if not share <= 1 - s.min_r2:
-            if neighbours is None:
-                neighbours = nearest_rows(X[:, positive])[:, 0]
-            if noise is None:
-                noise = neighbour_variance(y, p, neighbours) / float(p @ (y - p @ y) ** 2)
-            if not (share <= 1 - s.noisy_r2 or share <= s.noise_margin * noise):
-                continue
-            if not white(residual, w, neighbours, s.white_z):
-                continue
-        U = None if family is None else {int(f): int(e) for f, e in zip(features, monomials[j]) if e}
-        tree = writer.form(c, exponents, positive, family, a, U, k)
+        if not qualifies(items[i][0]):
+            continue
+        tree = writer.form(c, exponents, positive, family, b, U, k)
         cplx = int(weights[tree[0]].sum()) if tree is not None else maxsize + 1
         if cplx <= maxsize:
-            models.append((math.log(max(share, s.exact)) + s.token_price * cplx, len(models), tree))
-    return _distinct_best(models, s.max_forms), fitted
+            score = math.log(max(share, s.exact)) + s.token_price * cplx
+            models.append((score, i, tree))
+            key = (tree[0].tobytes(), tree[1].tobytes())
+            best[key] = min(best.get(key, np.inf), score)
+    return _distinct_best(models, s.max_forms)
 
 
-def _form(Z, y, p, ly, q, family, u, a):
+def _form(Z, y, p, ly, q, family, u, a, k=None):
     """The form of ``(family, u, a)`` fitted on the log ``ly`` (weights ``q``), its exponents made
     halves and ``c`` refitted by least squares on ``y``: ``(exponents, k, a, c, residual, share of
     y's variance left, inf where the form changes sign)``, or None (a column not finite, or a
-    power beyond the fourth)."""
+    power beyond the fourth). ``k`` given: held (not ``exp``'s), else fitted and made a half."""
     with np.errstate(all="ignore"):
         v = None if family is None else (a * u if family == "exp" else np.log(np.abs(_g(family, a * u))))
     if v is not None and not np.all(np.isfinite(v)):
         return None
-    coef = _fit(Z, ly, q, v)
+    if k is not None:
+        coef = _fit(Z, ly - k * v, q, None)
+    else:
+        coef = _fit(Z, ly, q, v)
+        k = 1.0 if family == "exp" else (float(_halves(coef[-1])) if v is not None else 0.0)
+        a = a * coef[-1] if family == "exp" else a  # (exp's column is a*U: its coefficient scales a)
     exponents = _halves(coef[1:1 + Z.shape[1]])
-    k = 1.0 if family == "exp" else (float(_halves(coef[-1])) if v is not None else 0.0)
-    a = a * coef[-1] if family == "exp" else a  # (exp's column is a*U: its coefficient scales a)
     if (v is not None and (k == 0.0 or abs(k) > 4)) or np.any(np.abs(exponents) > 4):
         return None  # (no power beyond the fourth is offered)
     with np.errstate(all="ignore"):
@@ -454,20 +565,29 @@ def _form(Z, y, p, ly, q, family, u, a):
     return exponents, k, a, c, residual, share
 
 
+def _linearised(y, w, sign, form):
+    """``(ly, q)``: the log's target ``log|f| + (y - f)/f`` and its weights ``w f^2`` (summing to 1)
+    at a fitted form ``f`` (:func:`_form`'s tuple), where least squares on the log is least squares
+    on ``y`` to first order; None where ``f`` is not of the law's sign on every row."""
+    f = y - form[-2]
+    with np.errstate(all="ignore"):
+        q, ly = w * f * f, np.log(np.abs(f)) + (y - f) / f
+    if not (np.all(np.isfinite(ly)) and np.all(sign * f > 0) and q.sum() > 0):
+        return None
+    return ly, q / q.sum()
+
+
 def _relinearised(Z, y, w, sign, family, u, a, form, step):
-    """The form of ``(family, u)`` fitted again at its own linearisation: :data:`GAUSS_NEWTON` steps
-    of the log's target ``log|f| + (y - f)/f`` weighted by ``w f^2`` at the form ``f`` fitted last,
-    ``a`` refined on each (every ``step``-th row); :func:`_form`'s tuple or None. Where ``y`` spans
+    """The form of ``(family, u)`` fitted again at its own linearisation (:func:`_linearised`):
+    :data:`GAUSS_NEWTON` steps, each at the form fitted last, ``a`` refined on each (every
+    ``step``-th row); :func:`_form`'s tuple or None. Where ``y`` spans
     decades near a pole (``(1 - u)^-2``) noise on the small values bends the log's fit, and the
     power law's linearisation (:func:`_signed_rows`) is far from the form near the pole."""
     for _ in range(GAUSS_NEWTON):
-        exponents, k, a, c, residual, _ = form
-        f = y - residual
-        with np.errstate(all="ignore"):
-            q, ly = w * f * f, np.log(np.abs(f)) + (y - f) / f
-        if not (np.all(np.isfinite(ly)) and np.all(sign * f > 0) and q.sum() > 0):
+        at = _linearised(y, w, sign, form)
+        if at is None:
             return None
-        q = q / q.sum()
+        ly, q = at
         if family != "exp":
             a = _refine(_Basis(Z[::step], ly[::step], q[::step] / q[::step].sum()), family, u[::step], a)
         form = _form(Z, y, w / w.sum(), ly, q, family, u, a)

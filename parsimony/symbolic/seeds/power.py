@@ -70,6 +70,18 @@ class PowerSettings:
     """A token must cut the variance a form leaves by 5% (the rational seeder's)."""
     exact: float = 1e-12
     """A form leaving this share of ``y``'s variance reproduces it."""
+    held_slack: float = 0.05
+    """A form is also fitted with its power ``k`` held at each half to the fourth (of the sign of
+    the best) whose least share of the log's variance on the fine grid of ``a`` is within ``1 +
+    held_slack`` times the least of them (:func:`~parsimony.symbolic._power._held`): under noise the
+    valley is flat and the ranking's price of a token picks the power. Measured (the seeder alone on
+    the first 60 of ``sqr_form_seeders.py --seeder valley``, ``held_beam`` 16, load ~6): 0.5 / 0.05
+    recover 56 / 56 at noise 0.01 and 51 / 51 at 0.1, at 196 / 176 and 214 / 209 ms a law
+    (holding ~6 / ~5 powers a candidate at 0.01, ~7 at 0.1)."""
+    held_beam: int = 8
+    """The grid's best candidates (of ``beam``) whose powers are held. Measured as ``held_slack``:
+    4 / 8 / 16 recover 52 / 55 / 56 of 60 at noise 0.01 and 49 / 50 / 51 at 0.1, at 138 / 142 /
+    176 and 143 / 149 / 209 ms a law (without held powers: 51 and 47, at 128 and 107 ms)."""
 
 
 class PowerSeeder(FormSeeder):
