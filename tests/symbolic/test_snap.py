@@ -9,7 +9,7 @@ from parsimony.losses import as_loss
 from parsimony.symbolic._engine import Grammar, Search
 from parsimony.symbolic._evaluator import make_data, tree_loss
 from parsimony.symbolic._expressions import (
-    DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, from_tokens, operator_codes, to_sympy,
+    CONST, DEFAULT_OPERATORS, TOKEN_COMPLEXITY, complexity_weights, from_tokens, operator_codes, to_sympy,
 )
 from parsimony.symbolic._search import (
     SNAP_PRICE, HallsOfFame, SearchSettings, _Evolution, _final_front, _fresh_state, _mutation_vector, constant_baseline,
@@ -237,3 +237,67 @@ def test_an_entry_passed_over_for_one_that_snapping_makes_worse_is_on_the_final_
     run.front_candidates, run.snap_constants = candidates, snap
     front = _final_front(run, hof, run.data, as_loss("pinball", 0.5), weights, 8, 0, baseline)
     assert [(row["complexity"], row["loss"]) for row in front] == [(1, 2.0), (3, 1.01), (5, 1.005)]
+
+
+def _fitted(run, tokens, rng, move=0.1):
+    """The expression ``tokens`` with each constant moved by up to ``move`` (a share), then every constant
+    fitted to the run's rows (the final front's refit, until the loss stops falling): an entry
+    of the final front as polished, on any point of a redundant scale's line."""
+    ops, feats, vals = from_tokens(tokens)
+    consts = np.flatnonzero(ops == CONST)
+    vals[consts] *= 1 + rng.uniform(-move, move, consts.size)
+    loss = _loss(run, (ops, feats, vals))
+    for _ in range(30):
+        new, fit = run._refit(ops, feats, vals, consts, loss)
+        if not new < loss * (1 - 1e-9):
+            break
+        loss, vals = new, fit
+    return ops, feats, vals, loss
+
+
+def _noisy(rng, X, f, level):
+    return f + rng.normal(0, level * np.sqrt(np.mean(f ** 2)), len(f))
+
+
+def test_a_constant_a_snap_moved_is_tried_again():
+    # 90/(x0 - 3) - 2 written 0.72 * (125/(x0 - 3)) - 2.1 (a redundant factor), tried in the
+    # order scale, factor, pole, offset: the scale has no simple value near; the factor made 1
+    # (or 1/2) moves it to 90.0x (or 180.0x), whose 90 (or 180) is then taken
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(4, 8, (1000, 1))
+        run, baseline = _run(X, _noisy(rng, X, 90 / (X[:, 0] - 3) - 2, 0.01))
+        ops, feats, vals, loss = _fitted(run, [0.72, 125.0, "x0", 3.0, "sub", "div", "mul", -2.1, "add"], rng, 0.0)
+        assert not snap_values(vals[1], 1000, pi=False)
+
+        def limit(k, base=loss):
+            return base + snap_allowance(base, SNAP_PRICE * baseline, 1000, k)
+
+        new, _, made, free, _ = run._snap_in_turn(ops, feats, vals, loss, [1, 0, 3, 7], 7, 1000, False, limit)
+        assert new[0] * new[1] == 90.0 and new[3] == 3.0 and made >= 3
+
+
+def test_of_a_redundant_scale_the_constant_that_lets_the_others_be_simple_goes():
+    # e/(p - q x0^2/x1^2)^2 (p = q = 1): any one of e, p, q goes free (the others refitted); made
+    # first, e's nearest simple value (3, 2.5) leaves p and q at 1.05 or so. The law keeps e fitted
+    law = [math.e, 1.0, 1.0, "x0", "x1", "div", "square", "mul", "sub", "square", "div"]
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X = np.column_stack([rng.uniform(0.3, 1, 1000), rng.uniform(1.5, 3, 1000)])
+        run, baseline = _run(X, _noisy(rng, X, math.e / (1 - X[:, 0] ** 2 / X[:, 1] ** 2) ** 2, 0.01))
+        ops, feats, vals, loss = _fitted(run, law, rng)
+        _, new = run.snap_constants(ops, feats, vals, loss, SNAP_PRICE * baseline)
+        assert new[1] == new[2] == 1.0 and abs(new[0] - math.e) < 0.01
+
+
+def test_beside_a_fitted_scale_the_exponent_is_made_simple_and_the_offset_calibrates():
+    # e exp(-x0) + 3: the scale stays fitted, the exponent's -1 is the law's, the offset stays
+    # loss-optimal (made simple beside fitted constants, offsets of real data look like laws')
+    law = [math.e, -1.0, "x0", "mul", "exp", "mul", 3.0, "add"]
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(0, 3, (1000, 1))
+        run, baseline = _run(X, _noisy(rng, X, math.e * np.exp(-X[:, 0]) + 3, 0.01))
+        ops, feats, vals, loss = _fitted(run, law, rng)
+        _, new = run.snap_constants(ops, feats, vals, loss, SNAP_PRICE * baseline)
+        assert new[1] == -1.0 and abs(new[0] - math.e) < 0.02 and new[0] not in snap_values(new[0], 1000)
