@@ -481,8 +481,8 @@ class _Evolution:
                         free.remove(i)
                         break
             queue = [i for i in free if vals[i] != tried[i]]  # (moved by a snap since it was tried)
-        left = [i for i in free if i != offset and snap_values(vals[i], rows, exact)
-                and vals[i] not in snap_values(vals[i], rows, exact)]
+        simple = {i: snap_values(vals[i], rows, exact) for i in free if i != offset}
+        left = [i for i, values in simple.items() if values and vals[i] not in values]
         return vals, loss, made, free, left
 
     def _snap_order(self, ops, feats, vals, free, offset, rows, exact):
