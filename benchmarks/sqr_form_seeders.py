@@ -1,5 +1,5 @@
-"""The rational and power seeders alone on hand-built laws: the instrument behind the fields of
-``RationalSettings`` and ``PowerSettings`` that are a cost/quality trade-off.
+"""The rational, power and additive seeders alone on hand-built laws: the instrument behind the fields of
+``RationalSettings``, ``PowerSettings`` and ``AdditiveSettings`` that are a cost/quality trade-off.
 
 Laws (none of the AI Feynman problems), on 1,000 rows uniform in [1, 5]^4 (one feature unused),
 noise ``level x RMS(y)``, seed 0:
@@ -27,7 +27,12 @@ noise ``level x RMS(y)``, seed 0:
   trade along a valley of the log's fit (``k * log sin(a U)`` is ``k log(a U) - k a^2 U^2/6 + ...``);
 - monomial (the power seeder's): ``c * prod x^e`` over three features, each ``e`` a whole power
   -4 to 4 but 0, ``c`` of either sign: spanning decades, most rows lie near 0, where noise of
-  0.1 x RMS(y) carries a fifth to a third of them across it.
+  0.1 x RMS(y) carries a fifth to a third of them across it;
+- wave (the additive seeder's modulated waves): ``c0 + c1 f (cos(a u v) + b cos(a u v)^2)``,
+  ``c0 + c1 f cos(a u)^2`` and ``c1 f sin(a u + b v)``, ``f``, ``u``, ``v`` distinct features each
+  uniform on a range like the AI Feynman ones (``WAVE_RANGES``), ``a`` a simple number (0.5, 1, 2,
+  3) with the argument spanning 2 to 12 radians, ``b`` 0.5, 1 or 2, ``c0`` 0 or of one or two
+  digits, ``c1`` of one or two digits and either sign.
 
 The seeder runs as the search calls it (:meth:`propose` on the search's Problem: default operators
 and token weights, maxsize 30, relevance ordering); a law is recovered when one of its forms
@@ -35,7 +40,7 @@ predicts 1,000 fresh noise-free rows within ``RECOVERED`` of RMS(y) (1e-6 at noi
 noise 0.01: a correct form refitted on noisy rows errs by a few 1e-3; 3e-2 at noise 0.1). ``--set field=value``
 changes one field of the seeder's settings.
 
-    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|valley|monomial [--set beam=16] [--count 150]
+    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|valley|monomial|wave [--set beam=16] [--count 150]
         [--noise 0 0.01 0.1]
 """
 
@@ -50,7 +55,7 @@ import numpy as np
 from parsimony.symbolic import _expressions as E
 from parsimony.symbolic._evaluator import evaluate, make_workspace
 from parsimony.symbolic._search import feature_probabilities
-from parsimony.symbolic.seeds import PowerSeeder, Problem, RationalSeeder
+from parsimony.symbolic.seeds import AdditiveSeeder, PowerSeeder, Problem, RationalSeeder
 from parsimony.tokens import TOKEN_COMPLEXITY
 
 ROWS, FEATURES, MAXSIZE = 1000, 4, 30
@@ -132,14 +137,42 @@ def monomial_law(rng, X):
     return lambda Z: c * np.prod(Z[:, f] ** e, axis=1)
 
 
-def run(seeder, make_law, count: int, noise: float) -> tuple[int, int, float]:
+#: The wave laws' feature ranges (those of the AI Feynman problems).
+WAVE_RANGES = ((1.0, 5.0), (1.0, 3.0), (1.0, 2.0), (3.0, 10.0), (0.0, 6.0), (4.0, 6.0))
+
+
+def wave_law(rng, X):
+    f, u, v = rng.choice(FEATURES, size=3, replace=False)
+    kind = rng.integers(3)
+    arg = (lambda Z: Z[:, u] * Z[:, v]) if kind == 0 else (lambda Z: Z[:, u])
+    span = np.ptp(arg(X))
+    scales = [s for s in (0.5, 1.0, 2.0, 3.0) if 2.0 <= s * span <= 12.0] or [2.0 / span]
+    a, b = float(rng.choice(scales)), float(rng.choice([0.5, 1.0, 2.0]))
+    c0 = 0.0 if rng.random() < 0.5 else _digits(rng)
+    c1 = _digits(rng) * rng.choice([-1.0, 1.0])
+    if kind == 0:
+        return lambda Z: c0 + c1 * Z[:, f] * (np.cos(a * arg(Z)) + b * np.cos(a * arg(Z)) ** 2)
+    if kind == 1:
+        return lambda Z: c0 + c1 * Z[:, f] * np.cos(a * arg(Z)) ** 2
+    return lambda Z: c1 * Z[:, f] * np.sin(a * Z[:, u] + b * Z[:, v])
+
+
+def _rows(rng, ranges):
+    """``ROWS`` rows uniform in [1, 5]^FEATURES, or each feature on a range drawn from ``ranges``."""
+    if ranges is None:
+        return rng.uniform(1, 5, size=(ROWS, FEATURES)), rng.uniform(1, 5, size=(ROWS, FEATURES))
+    lo, hi = np.array([ranges[i] for i in rng.integers(len(ranges), size=FEATURES)]).T
+    return rng.uniform(lo, hi, size=(ROWS, FEATURES)), rng.uniform(lo, hi, size=(ROWS, FEATURES))
+
+
+def run(seeder, make_law, count: int, noise: float, ranges=None) -> tuple[int, int, float]:
     """Laws, laws recovered, seeder CPU seconds."""
     rng = np.random.default_rng(0)
     weights = E.complexity_weights(TOKEN_COMPLEXITY)
     binops, unops, _ = E.operator_codes(E.DEFAULT_OPERATORS)
     recovered, cpu = 0, 0.0
     for _ in range(count):
-        X, Xtest = rng.uniform(1, 5, size=(ROWS, FEATURES)), rng.uniform(1, 5, size=(ROWS, FEATURES))
+        X, Xtest = _rows(rng, ranges)
         law = make_law(rng, X)
         truth, y = law(Xtest), law(X)
         y = y + noise * np.sqrt(np.mean(y**2)) * rng.normal(size=ROWS)
@@ -161,7 +194,7 @@ def run(seeder, make_law, count: int, noise: float) -> tuple[int, int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "valley", "monomial"],
+    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "valley", "monomial", "wave"],
                         required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--count", type=int, default=150, help="laws drawn")
@@ -170,13 +203,14 @@ def main() -> None:
     kind, make_law = {"rational": (RationalSeeder, rational_law), "moebius": (RationalSeeder, moebius_law),
                       "transformed": (RationalSeeder, transformed_law),
                       "power": (PowerSeeder, power_law), "valley": (PowerSeeder, valley_law),
-                      "monomial": (PowerSeeder, monomial_law)}[args.seeder]
+                      "monomial": (PowerSeeder, monomial_law), "wave": (AdditiveSeeder, wave_law)}[args.seeder]
     settings = kind.settings_type()
     for item in args.set:
         name, value = item.split("=")
         settings = dataclasses.replace(settings, **{name: type(getattr(settings, name))(float(value))})
     for noise in args.noise:
-        count, recovered, cpu = run(kind(settings), make_law, args.count, noise)
+        count, recovered, cpu = run(kind(settings), make_law, args.count, noise,
+                                    WAVE_RANGES if args.seeder == "wave" else None)
         print(args.seeder, " ".join(args.set) or "defaults", f"noise {noise}: {recovered} of {count} recovered, "
               f"{1e3 * cpu / count:.0f} ms CPU a law", flush=True)
 

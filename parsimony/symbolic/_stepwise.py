@@ -25,6 +25,19 @@ step weighs the two per token). Backfitting refines a shifted product's shifts o
 partial residual. A wave's phase is written only where it pays its tokens: a screened wave is
 tried with its phase and without, and a term that entered without one keeps none.
 
+A wave times a factor is out of reach of a sum of waves: the *modulated waves*
+(:func:`_modulated_bases`) are bases that are terms as they are (no inner constants of their own,
+no heredity). On every argument ``P`` (a feature or a product of two of the ``pair_features``)
+the best of a factor (1, a feature or a product of two) times ``sin(a*P + b)``, ``cos(a*P)^2`` or
+``sin(a*P)^2`` is screened on the target; for the ``modulated`` best arguments the family's
+frequency is fitted on all its waves at once (1 and the single features as factors, times
+``sin``, ``cos`` and ``cos^2`` of ``a*P``: the waves of ``x1*(cos(w*t) + alpha*cos(w*t)^2)`` share
+it, while the best single term's factor, ``w*t*cos(w*t)^2`` there, pulls it off), and every factor
+times each of those waves is a base, with the pair of them that fits the target best as one more
+(``x1*cos(w*t) + r*x1*alpha*cos(w*t)^2``: a step at a time, the best single wave first fills the
+room the law needs). A frequency is 1 wherever a fitted one is not worth its parameter
+(:data:`PARAMETER_PRICE`).
+
 Forward stepwise selection starts from the best constant. Each step screens every candidate by
 its least-squares gain on the current residual per token it adds (``screened`` of them, and
 the one of highest gain), refits their inner constants on that residual and adds the one that
@@ -100,6 +113,10 @@ COLLINEAR = 1e-12  # two columns whose Gram determinant is below this share of i
 BETTER = 1e-12  # a refit counts as better when it gains more than this fraction (rounding does not)
 ENTERS = 1e-9  # a term enters the sum when it lowers the sum's loss by more than this fraction
 EXACT = 1e-10  # a sum whose loss is this fraction of the best constant's reproduces the targets
+# a modulated wave's frequency is 1 where that adds less to the squared error than a fitted
+# parameter is worth (Akaike's price, 2 sigma^2 with sigma^2 the error per row): under noise a
+# fitted frequency is never exactly 1, and its constant costs the sum two tokens
+PARAMETER_PRICE = 2.0
 LOCAL_WIDTH, LOCAL_FLOOR = 0.1, 1e-3  # a local refit of an inner constant p: on p +- 0.1*max(|p|, 1e-3)
 # the starting points of an inner fit (_grid), on a base whose range has width ``span``: a wave's
 # frequency times ``span`` (radians over the range: half a period to 2 periods), exp's scale times
@@ -121,7 +138,7 @@ ROOT_GRID = (1e-3, 1e-2, 0.1, 0.3, 1.0, 3.0, 10.0)
 SHIFT_POINTS = 9
 GRID_ROOM = 16  # room for a grid: exp's, the longest, has 12 points
 LINEAR = -1  # the op of a term that is its base
-BASE_NODES = 7  # (x_i + b)*(x_j + c)
+BASE_NODES = 25  # the longest: a pair of modulated waves x_h*x_k*cos(a*x_i*x_j)^2, r* and + (shifted product: 7)
 TERM_NODES = BASE_NODES + 5  # a base, a*, +b and g
 
 
@@ -135,6 +152,7 @@ class Knobs(NamedTuple):
     shifted_pairs: int
     screen_steps: int
     drop_share: float
+    modulated: int
 
 
 # ------------------------------------------------------------------------------ term values
@@ -599,8 +617,9 @@ class Data(NamedTuple):
 class Bases(NamedTuple):
     """The bases of terms, one row each: the postfix ``(ops, feats, vals)`` of each (``length``
     nodes), its ``pair`` of features (twice for one feature), whether it is a shifted product
-    (a base of waves only) and its ``shift``, its ``values`` on the rows, their range ``[lo, hi]``
-    and whether the base is usable (``ok``: finite and not constant)."""
+    (a base of waves only) and its ``shift``, whether it is a modulated wave (a term as it is:
+    :func:`_modulated_bases`), its ``values`` on the rows, their range ``[lo, hi]`` and whether
+    the base is usable (``ok``: finite and not constant)."""
 
     ops: np.ndarray
     feats: np.ndarray
@@ -609,6 +628,7 @@ class Bases(NamedTuple):
     pair: np.ndarray
     shifted: np.ndarray
     shift: np.ndarray
+    modulated: np.ndarray
     values: np.ndarray
     lo: np.ndarray
     hi: np.ndarray
@@ -701,7 +721,8 @@ def _plain_bases(Xt, single_features, pair_features, with_ratios, n_bases):
     B = Bases(np.zeros((n_bases, BASE_NODES), dtype=np.int64), np.zeros((n_bases, BASE_NODES), dtype=np.int64),
               np.zeros((n_bases, BASE_NODES)), np.zeros(n_bases, dtype=np.int64),
               np.zeros((n_bases, 2), dtype=np.int64), np.zeros(n_bases, dtype=np.bool_), np.zeros((n_bases, 2)),
-              np.empty((n_bases, n)), np.empty(n_bases), np.empty(n_bases), np.zeros(n_bases, dtype=np.bool_))
+              np.zeros(n_bases, dtype=np.bool_), np.empty((n_bases, n)), np.empty(n_bases), np.empty(n_bases),
+              np.zeros(n_bases, dtype=np.bool_))
     nb = 0
     for j in single_features:
         B.ops[nb, 0], B.feats[nb, 0], B.length[nb] = VAR, j, 1
@@ -783,6 +804,269 @@ def _shifted_bases(D, B, nb, pair_features, n_shifted, rc, W):
     return nb, evals
 
 
+# ---------------------------------------------------------------------- modulated waves
+WAVE_KIND, COS_SQUARED, SIN_SQUARED = 0, 1, 2  # the kinds screened: g(aP + b), cos(aP)^2, sin(aP)^2
+
+
+@njit(error_model="numpy")
+def _factors(Xt, pair_features):
+    """The factors of modulated waves: 1, each of ``pair_features`` and each product of two, as
+    feature pairs (``-1`` for none) and their values (factor by rows)."""
+    n_pair = pair_features.shape[0]
+    n_f = 1 + n_pair + n_pair * (n_pair - 1) // 2
+    idx = np.full((n_f, 2), -1, dtype=np.int64)
+    values = np.ones((n_f, Xt.shape[1]))
+    f = 1
+    for u in range(n_pair):
+        idx[f, 0] = pair_features[u]
+        assign(values[f], Xt[pair_features[u]])
+        f += 1
+    for u in range(n_pair):
+        for v in range(u + 1, n_pair):
+            idx[f, 0], idx[f, 1] = pair_features[u], pair_features[v]
+            for r in range(Xt.shape[1]):
+                values[f, r] = Xt[pair_features[u], r] * Xt[pair_features[v], r]
+            f += 1
+    return idx, values
+
+
+@njit(error_model="numpy")
+def _kind_gain(m, kind, rc, w, s, c, u, v):
+    """Gain on ``rc`` of the factor ``m`` times the wave of ``kind`` whose sines and cosines are ``s``
+    and ``c`` (``WAVE_KIND``: at its best phase); -1 when degenerate."""
+    n = s.shape[0]
+    if kind == WAVE_KIND:
+        for r in range(n):
+            u[r] = m[r] * s[r]
+            v[r] = m[r] * c[r]
+        return _two_columns(u, v, rc, w)[2]
+    for r in range(n):
+        u[r] = m[r] * (c[r] * c[r] if kind == COS_SQUARED else s[r] * s[r])
+    return _gain(u, rc, w)
+
+
+@njit(error_model="numpy")
+def _screen_family(p, M, kinds, rc, w, grid, s, c, u, v):
+    """The best wave on the argument values ``p``: over the frequencies of its grid, the factors
+    ``M`` and the ``kinds`` allowed, the gain of a factor times the wave on ``rc``; returns
+    ``(gain, a, evaluations)``."""
+    lo, hi = np.inf, -np.inf
+    for r in range(p.shape[0]):
+        lo, hi = min(lo, p[r]), max(hi, p[r])
+    best, best_a = -1.0, 1.0
+    if not (np.isfinite(lo) and np.isfinite(hi) and hi > lo):
+        return best, best_a, 0
+    n_grid = _grid(SIN, lo, hi, grid)
+    for z in range(n_grid):
+        for r in range(p.shape[0]):
+            s[r] = math.sin(grid[z] * p[r])
+            c[r] = math.cos(grid[z] * p[r])
+        for f in range(M.shape[0]):
+            for kind in range(3):
+                if kinds[kind]:
+                    g = _kind_gain(M[f], kind, rc, w, s, c, u, v)
+                    if g > best:
+                        best, best_a = g, grid[z]
+    return best, best_a, n_grid * M.shape[0]
+
+
+@njit(error_model="numpy")
+def _family_columns(p, M, forms, combos, a, cols):
+    """The ``combos`` (rows: a factor of ``M`` and a wave of ``forms``, rows ``(op, squared)``) on the
+    argument ``a*p``: each factor times its wave, into ``cols``."""
+    for q in range(combos.shape[0]):
+        f, z = combos[q, 0], combos[q, 1]
+        for r in range(p.shape[0]):
+            g = unary_scalar(forms[z, 0], a * p[r])
+            cols[q, r] = M[f, r] * (g * g if forms[z, 1] == 1 else g)
+
+
+@njit(error_model="numpy")
+def _family_loss(p, M, forms, combos, a, rc, w, cols, coef):
+    """Weighted squared error of the least squares of ``rc`` on the ``combos`` at frequency ``a``."""
+    _family_columns(p, M, forms, combos, a, cols)
+    total = _least_squares_loss(cols, rc, w, coef)[1]
+    return total if np.isfinite(total) else np.inf
+
+
+@njit(error_model="numpy")
+def _family_frequency(p, M, forms, combos, a, grid, rc, w):
+    """The frequency the ``combos`` share (factors of ``M`` times waves of ``forms``, fitted at once:
+    the waves of a law such as ``x1*(cos(w*t) + alpha*cos(w*t)^2)`` share it, where the best
+    single term's frequency is off): golden section between the grid's neighbours of ``a``, then
+    ``a = 1`` where what it adds to the loss is worth less than a fitted parameter
+    (:data:`PARAMETER_PRICE`); returns it and the evaluations."""
+    lo, hi = np.inf, -np.inf
+    for r in range(p.shape[0]):
+        lo, hi = min(lo, p[r]), max(hi, p[r])
+    n_grid = _grid(SIN, lo, hi, grid)
+    left, right = a, a
+    for z in range(n_grid):
+        if grid[z] < a and (left == a or grid[z] > left):
+            left = grid[z]
+        if grid[z] > a and (right == a or grid[z] < right):
+            right = grid[z]
+    cols, coef = np.empty((combos.shape[0], p.shape[0])), np.empty(combos.shape[0])
+    best = _family_loss(p, M, forms, combos, a, rc, w, cols, coef)
+    for _ in range(GOLDEN_STEPS):  # golden section, the best point seen kept
+        x1, x2 = right - GOLDEN * (right - left), left + GOLDEN * (right - left)
+        l1 = _family_loss(p, M, forms, combos, x1, rc, w, cols, coef)
+        l2 = _family_loss(p, M, forms, combos, x2, rc, w, cols, coef)
+        if l1 < best and l1 <= l2:
+            a, best = x1, l1
+        elif l2 < best:
+            a, best = x2, l2
+        if l1 <= l2:
+            right = x2
+        else:
+            left = x1
+    sw = 0.0
+    for r in range(p.shape[0]):
+        sw += w[r]
+    if a != 1.0 and _family_loss(p, M, forms, combos, 1.0, rc, w, cols, coef) <= best * (1.0 + PARAMETER_PRICE / sw):
+        a = 1.0
+    return a, 2 * GOLDEN_STEPS + 2
+
+
+@njit
+def _put_factor(B, k, at, idx):
+    """Append the factor ``idx`` (a feature pair, ``-1`` for none) to base ``k`` at ``at``; returns the end."""
+    m = at
+    for j in range(2):
+        if idx[j] >= 0:
+            B.ops[k, m], B.feats[k, m], B.vals[k, m] = VAR, idx[j], 0.0
+            m += 1
+    if idx[1] >= 0:
+        B.ops[k, m], B.feats[k, m], B.vals[k, m] = MUL, 0, 0.0
+        m += 1
+    return m
+
+
+@njit
+def _put_wave(B, k, at, fidx, pidx, op, a, squared):
+    """Append ``factor * op(a*P)`` (squared or not; ``a`` only where it is not 1; the factor and ``P``
+    feature pairs, ``-1`` for none) to base ``k`` at ``at``; returns the end."""
+    m = _put_factor(B, k, _put_factor(B, k, at, fidx), pidx)  # postfix: the factor, the wave, their product
+    if a != 1.0:
+        B.ops[k, m], B.feats[k, m], B.vals[k, m] = CONST, 0, a
+        B.ops[k, m + 1], B.feats[k, m + 1], B.vals[k, m + 1] = MUL, 0, 0.0
+        m += 2
+    B.ops[k, m], B.feats[k, m], B.vals[k, m] = op, 0, 0.0
+    m += 1
+    for node, needed in ((SQUARE, squared), (MUL, fidx[0] >= 0)):
+        if needed:
+            B.ops[k, m], B.feats[k, m], B.vals[k, m] = node, 0, 0.0
+            m += 1
+    return m
+
+
+@njit(error_model="numpy")
+def _set_modulated(B, k, length, pidx, values):
+    """Base ``k`` (written by :func:`_put_wave`, ``length`` nodes) a modulated wave on the argument
+    ``pidx`` with ``values``; returns whether it is usable (finite, not constant)."""
+    B.length[k] = length
+    B.pair[k, 0], B.pair[k, 1] = pidx[0], (pidx[1] if pidx[1] >= 0 else pidx[0])
+    B.modulated[k] = True
+    assign(B.values[k], values)
+    B.lo[k], B.hi[k] = np.inf, -np.inf
+    for r in range(values.shape[0]):
+        B.lo[k] = min(B.lo[k], values[r])
+        B.hi[k] = max(B.hi[k], values[r])
+    return np.isfinite(B.lo[k]) and np.isfinite(B.hi[k]) and B.hi[k] > B.lo[k]
+
+
+@njit(error_model="numpy")
+def _best_pair(cols, rc, w):
+    """The two of ``cols`` whose least squares fits ``rc`` best: their indices and the second's
+    coefficient over the first's (-1, -1, 0 when none fits)."""
+    best, q1, q2, ratio = 0.0, -1, -1, 0.0
+    for i in range(cols.shape[0]):
+        for j in range(i + 1, cols.shape[0]):
+            bi, bj, g = _two_columns(cols[i], cols[j], rc, w)
+            if g > best and bi != 0.0:
+                best, q1, q2, ratio = g, i, j, bj / bi
+    return q1, q2, ratio
+
+
+@njit
+def _wave_forms(allowed):
+    """The waves of a family, rows ``(op, squared)``: sin and cos (those allowed) and the square
+    of one (where ``square`` is allowed)."""
+    forms = np.zeros((3, 2), dtype=np.int64)
+    m = 0
+    for op in (SIN, COS):
+        if allowed[op]:
+            forms[m, 0] = op
+            m += 1
+    if allowed[SQUARE]:
+        forms[m, 0], forms[m, 1] = (COS if allowed[COS] else SIN), 1
+        m += 1
+    return forms[:m]
+
+
+@njit(error_model="numpy")
+def _modulated_bases(D, B, nb, pair_features, n_families, rc, W):
+    """Modulated waves as bases of terms (each a term as it is, with no heredity), appended to ``B`` after its ``nb``: on every argument ``P`` (one of
+    ``pair_features`` or a product of two) the best wave screened on ``rc`` (a factor -- 1, a
+    feature or a product of two -- times ``sin(a*P + b)``, ``cos(a*P)^2`` or ``sin(a*P)^2``); for
+    the ``n_families`` best arguments, the frequency of the whole family
+    (:func:`_family_frequency`) and each factor times each of its waves. Returns the number of
+    bases and the evaluations used."""
+    idx, M = _factors(D.Xt, pair_features)
+    n = D.Xt.shape[1]
+    u, v = np.empty(n), np.empty(n)
+    kinds = np.array([True, D.allowed[COS] and D.allowed[SQUARE], D.allowed[SIN] and D.allowed[SQUARE]])
+    forms = _wave_forms(D.allowed)
+    n_args = M.shape[0] - 1  # the arguments: the factors but 1
+    gains, freq = np.empty(n_args), np.empty(n_args)
+    evals = 0
+    for z in range(n_args):
+        gains[z], freq[z], used = _screen_family(M[z + 1], M, kinds, rc, D.w, W.grid, W.s, W.c, u, v)
+        evals += used
+    for z in argsort(-gains)[:n_families]:
+        if not gains[z] > 0:
+            continue
+        p = M[z + 1]
+        n_forms = forms.shape[0]
+        combos = np.empty((M.shape[0] * n_forms, 2), dtype=np.int64)
+        for q in range(combos.shape[0]):
+            combos[q, 0], combos[q, 1] = q // n_forms, q % n_forms
+        # the frequency on 1 and the single features as factors (their products: 3 times the columns)
+        a, used = _family_frequency(p, M, forms, combos[:(1 + pair_features.shape[0]) * n_forms], freq[z], W.grid,
+                                    rc, D.w)
+        evals += used
+        cols = np.empty((M.shape[0] * n_forms, n))
+        _family_columns(p, M, forms, combos, a, cols)
+        for q in range(cols.shape[0]):
+            f, y = q // n_forms, q % n_forms
+            length = _put_wave(B, nb, 0, idx[f], idx[z + 1], forms[y, 0], a, forms[y, 1] == 1)
+            B.ok[nb] = _set_modulated(B, nb, length, idx[z + 1], cols[q])
+            nb += 1
+        # the pair of them that fits best, as one term (a law's two waves, out of reach of a step
+        # at a time when the best single wave's factor is not the law's)
+        q1, q2, _ = _best_pair(cols, rc, D.w)
+        evals += cols.shape[0] * (cols.shape[0] - 1) // 2
+        if q1 < 0:
+            continue
+        pair = combos[np.array([q1, q2])]
+        a, used = _family_frequency(p, M, forms, pair, a, W.grid, rc, D.w)  # the pair's own
+        evals += used
+        _family_columns(p, M, forms, pair, a, cols[:2])
+        bu, bv, _ = _two_columns(cols[0], cols[1], rc, D.w)
+        if bu == 0.0:
+            continue
+        length = _put_wave(B, nb, 0, idx[pair[0, 0]], idx[z + 1], forms[pair[0, 1], 0], a, forms[pair[0, 1], 1] == 1)
+        length = _put_wave(B, nb, length, idx[pair[1, 0]], idx[z + 1], forms[pair[1, 1], 0], a,
+                           forms[pair[1, 1], 1] == 1)
+        B.ops[nb, length], B.feats[nb, length], B.vals[nb, length] = CONST, 0, bv / bu
+        B.ops[nb, length + 1], B.ops[nb, length + 2] = MUL, ADD
+        for r in range(n):
+            u[r] = cols[0, r] + bv / bu * cols[1, r]
+        B.ok[nb] = _set_modulated(B, nb, length + 3, idx[z + 1], u)
+        nb += 1
+    return nb, evals
+
+
 @njit
 def _term_ops(unops, allowed):
     """The operators of terms: the base itself, then each unary operator with an inner form (sin
@@ -814,7 +1098,7 @@ def _candidates(D, B, nb, term_ops, n_ops, wave, rc, W, steps):
         if not B.ok[k]:
             continue
         for t in range(n_ops):
-            if B.shifted[k] and term_ops[t] != wave:
+            if (B.shifted[k] and term_ops[t] != wave) or (B.modulated[k] and term_ops[t] != LINEAR):
                 continue
             op, a, b, gain, used = _fit_inner(B.values[k], term_ops[t], B.lo[k], B.hi[k], rc, D.w, D.allowed, W.grid,
                                               W.s, W.c, steps)
@@ -883,19 +1167,25 @@ def _term_cost(B, T, t, weights):
 def _fit_sum(D, cols, coef):
     """Exact outer coefficients of ``a + sum_t coef[t] cols[t]`` for the loss: writes ``coef`` and
     returns ``(a, loss)`` (the loss a weighted sum; inf when not finite)."""
-    y, w = D.y, D.w
     if D.loss_kind == LOSS_SQUARED:
-        a = least_squares_terms(cols, y, w, coef)
-        if not np.isfinite(a):
-            return a, np.inf
-        total = 0.0
-        for i in range(y.shape[0]):
-            r = y[i] - a
-            for t in range(cols.shape[0]):
-                r -= coef[t] * cols[t, i]
-            total += w[i] * r * r
-        return a, total
-    return pinball_regression(cols, y, w, D.tau if D.loss_kind == LOSS_PINBALL else 0.5, coef)
+        return _least_squares_loss(cols, D.y, D.w, coef)
+    return pinball_regression(cols, D.y, D.w, D.tau if D.loss_kind == LOSS_PINBALL else 0.5, coef)
+
+
+@njit(error_model="numpy")
+def _least_squares_loss(cols, y, w, coef):
+    """Weighted least squares ``a + sum_t coef[t] cols[t]`` of ``y``: writes ``coef``, returns ``(a,
+    squared error)`` (the error a weighted sum; inf when ``a`` is not finite)."""
+    a = least_squares_terms(cols, y, w, coef)
+    if not np.isfinite(a):
+        return a, np.inf
+    total = 0.0
+    for i in range(y.shape[0]):
+        r = y[i] - a
+        for t in range(cols.shape[0]):
+            r -= coef[t] * cols[t, i]
+        total += w[i] * r * r
+    return a, total
 
 
 @njit(error_model="numpy")
@@ -942,10 +1232,15 @@ def _partial(r, cols, coef, replace, k, w, out):
 
 @njit
 def _covers(B, kb, kt):
-    """Whether the features of base ``kt`` are among those of base ``kb``."""
-    for j in range(1 if B.length[kt] == 1 else 2):
-        f = B.pair[kt, j]
-        if f != B.pair[kb, 0] and not (B.length[kb] > 1 and f == B.pair[kb, 1]):
+    """Whether the features of base ``kt`` are among those of base ``kb`` (the variables of their
+    expressions)."""
+    for i in range(B.length[kt]):
+        if B.ops[kt, i] != VAR:
+            continue
+        found = False
+        for j in range(B.length[kb]):
+            found = found or (B.ops[kb, j] == VAR and B.feats[kb, j] == B.feats[kt, i])
+        if not found:
             return False
     return True
 
@@ -981,7 +1276,8 @@ def _screen(D, B, C, nc, used, S, k, coef, budget, per_term, W, picked, rates):
     top_q, top_g = -1, 0.0
     for q in range(nc):
         kb = C.base[q]
-        if used[q] or (B.length[kb] > 1 and not B.shifted[kb] and not (present[B.pair[kb, 0]] and present[B.pair[kb, 1]])):
+        if used[q] or (B.length[kb] > 1 and not (B.shifted[kb] or B.modulated[kb])
+                       and not (present[B.pair[kb, 0]] and present[B.pair[kb, 1]])):
             continue
         cost = _term_cost(B, C, q, weights)
         freed = _replaced(B, kb, S, k, weights, per_term, replace)
@@ -1135,7 +1431,7 @@ def _refit_term(D, B, S, t, k, coef, coef2, offset, loss, term_ops, n_ops, wave,
     evals = 0
     for z in range(n_ops):
         g_op = term_ops[z]
-        if B.shifted[kb] and g_op != wave:
+        if (B.shifted[kb] and g_op != wave) or (B.modulated[kb] and g_op != LINEAR):
             continue
         same = g_op == S.op[t]
         op, a, b, g, used = _refit_inner(B.values[kb], g_op, S.a[t] if same else 1.0, S.b[t] if same else 0.0,
@@ -1385,7 +1681,10 @@ def additive_models(data, single_features, pair_features, knobs, out):
     n_pair = pair_features.shape[0]
     wave = SIN if allowed[SIN] else (COS if allowed[COS] else -1)
     n_shifted = min(knobs.shifted_pairs, n_pair * (n_pair - 1) // 2) if wave >= 0 else 0
-    n_bases = single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + 2 * n_shifted
+    n_families = min(knobs.modulated, n_pair * (n_pair + 1) // 2) if wave >= 0 else 0
+    n_factors = 1 + n_pair * (n_pair + 1) // 2
+    n_bases = (single_features.shape[0] + (n_pair * (n_pair - 1) // 2) * (3 if allowed[DIV] else 1) + 2 * n_shifted
+               + n_families * (3 * n_factors + 1))
     B, nb = _plain_bases(Xt, single_features, pair_features, allowed[DIV], n_bases)
     term_ops, n_ops = _term_ops(data.unops, allowed)
     # the candidates are fitted to the residual of the best constant
@@ -1401,6 +1700,9 @@ def additive_models(data, single_features, pair_features, knobs, out):
     evals = 0
     if n_shifted > 0:
         nb, evals = _shifted_bases(data, B, nb, pair_features, n_shifted, rc, W)
+    if n_families > 0:
+        nb, used = _modulated_bases(data, B, nb, pair_features, n_families, rc, W)
+        evals += used
     C, first, nc, used = _candidates(data, B, nb, term_ops, n_ops, wave, rc, W, knobs.screen_steps)
     n_models, more = _forward(data, B, C, first, nc, term_ops, n_ops, wave, knobs, W, out)
     return n_models, evals + used + more

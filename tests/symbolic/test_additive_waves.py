@@ -71,3 +71,23 @@ def test_a_phase_makes_room_for_a_term_that_gains_more():
         assert _argument_terms(wave) == {SYMBOLS[0] * SYMBOLS[1]}, (seed, whole[-1])
         loss = [np.abs(y - sympy.lambdify(SYMBOLS, m, "numpy")(*X.T)).mean() for m in (phased[-1], whole[-1])]
         assert loss[1] < loss[0], (seed, phased[-1], whole[-1], loss)
+
+
+def test_a_feature_times_a_wave_and_its_square_is_one_sum():
+    # c x3 (cos(x1 x2) + b cos(x1 x2)^2) on features like the AI Feynman ones: the best single wave's
+    # factor is not the law's (x1 x2 cos^2 fits best alone), so a step at a time never reaches it;
+    # the modulated waves' family (its frequency fitted on every factor at once, 1 where a fitted
+    # one is not worth its parameter) and its best pair as one term do, at noise 0 and under noise
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(1.0, 3.0, (500, 4))
+        b, c = (1.0, 2.0, 0.5, 1.5)[seed], (1.0, -2.0, 3.0, 0.5)[seed]
+        wave = np.cos(X[:, 1] * X[:, 2])
+        truth = c * X[:, 3] * (wave + b * wave**2)
+        for noise in (0.0, 0.05):
+            y = truth + noise * np.sqrt(np.mean(truth**2)) * rng.standard_normal(500)
+            models = _proposals(X, y)
+            fits = [np.sqrt(np.mean((sympy.lambdify(SYMBOLS, m, "numpy")(*X.T) - truth) ** 2)) for m in models]
+            assert min(fits) < max(noise, 1e-6) * np.sqrt(np.mean(truth**2)), (seed, noise, models)
+            products = {a.args[0] for m in models for a in m.atoms(sympy.cos, sympy.sin)}
+            assert SYMBOLS[1] * SYMBOLS[2] in products, (seed, noise, models)

@@ -68,10 +68,23 @@ class AdditiveSettings:
     redundant stops costing tokens, one that still pays about as much stays. Replayed: 0.25 gives
     the same figures; 1.0 drops terms that pay, .3136 and 4 exact, Friedman #1 .1941 / .1938."""
 
+    modulated: int = 2
+    """Arguments (one of the ``pair_features`` or a product of two) whose best wave family, screened
+    on the target, gives modulated waves as terms: each factor (1, a feature or a product of two
+    of them) times the wave ``g(a*P + b)`` and times its square, with no heredity. A factor times a
+    wave is out of reach of a sum of waves (``x1*(cos(w*t) + alpha*cos(w*t)^2)``, AI Feynman I.50.26:
+    the stage offered a shifted wave ``cos(3.1*(w - 1.47)*(t - 1.47))`` at every noise level).
+    0 is the stage without them. Measured against its parent c83512c (load 4-6, ``--jobs 1``): ``sqr_form_seeders.py
+    --seeder wave --count 60`` 0 / 1 / 1 -> 21 / 31 / 31 of 60 at noise 0 / 0.01 / 0.1 (``f sin(a u +
+    b v)``, a third of the laws, stays out of reach; at noise 0 a frequency other than 1 is fitted
+    to about 1e-6 of the law, the bench's bound); ``sqr_recovery.py`` the 60 42 / 39 / 35 -> 43 / 40
+    / 36 (I.50.26 at 0.01 and 0.1, I.15.3x at 0), none lost; the other 59 at 0.1 30 -> 31, none
+    lost. The value 2 was not tuned (a law's wave need not be the target's best; 1 not measured)."""
+
     def knobs(self) -> Knobs:
         """The kernel's record of these settings."""
         return Knobs(self.screened, self.max_terms, self.backfit_passes, self.shifted_pairs, self.screen_steps,
-                     float(self.drop_share))
+                     float(self.drop_share), self.modulated)
 
 
 class AdditiveSeeder(SampleSeeder):

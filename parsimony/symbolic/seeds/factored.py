@@ -73,10 +73,12 @@ class FactoredSettings:
     0.01 / 0.1, out-of-family 18 / 62 at 0.1 (each as before the seeder but the 60's +1 at 0.1)."""
 
     def knobs(self) -> Knobs:
-        """The additive kernel's record: the additive seeder's choices but for the sum's length,
-        and no shifted products (a wave of one feature or one product is a term already)."""
+        """The additive kernel's record: the additive seeder's choices (its modulated waves too) but
+        for the sum's length, and no shifted products (a wave of one feature or one product is a
+        term already)."""
         base = AdditiveSettings()
-        return Knobs(base.screened, self.max_terms, base.backfit_passes, 0, base.screen_steps, float(base.drop_share))
+        return Knobs(base.screened, self.max_terms, base.backfit_passes, 0, base.screen_steps, float(base.drop_share),
+                     base.modulated)
 
 
 class FactoredSeeder(SampleSeeder):
