@@ -56,12 +56,16 @@ def simple_multiples(value: float) -> list:
     out = []
     if not math.isfinite(value):
         return out
-    for j in SNAP_PI_POWERS:
+    for j, scale in _PI_POWERS:
         for q in SNAP_DENOMINATORS:
-            p = float(np.round(value * q / math.pi**j))
+            x = value * q / scale
+            p = math.copysign(round(x), x) if math.isfinite(x) else x  # (numpy's rint: half to even, -0.0 kept)
             if abs(p) < 2**52:
-                out.append((int(p), q, j, p / q * math.pi**j))
+                out.append((int(p), q, j, p / q * scale))
     return out
+
+
+_PI_POWERS = tuple((j, math.pi**j) for j in SNAP_PI_POWERS)
 
 
 def operator_codes(operators) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:

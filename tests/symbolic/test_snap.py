@@ -231,7 +231,7 @@ def test_an_entry_passed_over_for_one_that_snapping_makes_worse_is_on_the_final_
     def candidates(ops, feats, vals, loss, polish=True):  # each entry as it is; the constant at 2
         yield (loss if polish else 2.0), int(weights[ops].sum()), ops, feats, vals
 
-    def snap(ops, feats, vals, loss, price):  # 0.5913 -> 0.5 at 1% of the loss
+    def snap(ops, feats, vals, loss, price, firsts=None):  # 0.5913 -> 0.5 at 1% of the loss
         return (1.01 * loss, np.where(vals == 0.5913, 0.5, vals)) if 0.5913 in vals else (loss, vals)
 
     run.front_candidates, run.snap_constants = candidates, snap
