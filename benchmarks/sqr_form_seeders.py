@@ -25,6 +25,10 @@ noise ``level x RMS(y)``, seed 0:
   relativistic and binomial factors), ``a`` a simple number (0.01 to 2) with ``a max|U|`` from
   0.2 to the family's limit (4, 1.5, 0.9): where ``a U`` is small over most rows ``k`` and ``a``
   trade along a valley of the log's fit (``k * log sin(a U)`` is ``k log(a U) - k a^2 U^2/6 + ...``);
+- physics (the power seeder's): the shapes of physical laws times a scale feature ``M``: Planck
+  ``c M x^p / (exp(a x/T) - 1)`` (``p`` 0 to 3, ``a max(x/T)`` 1 to 5), relativistic
+  ``c M / sqrt(1 - a u^2/v^2)`` (``a max(u^2/v^2)`` 0.3 to 0.9) and Rutherford ``c M / sin(a t)^4``
+  (``a`` a simple 0.2, 0.25, 0.5 or drawn from 0.15 to 0.6, so ``a t`` stays below 3);
 - monomial (the power seeder's): ``c * prod x^e`` over three features, each ``e`` a whole power
   -4 to 4 but 0, ``c`` of either sign: spanning decades, most rows lie near 0, where noise of
   0.1 x RMS(y) carries a fifth to a third of them across it;
@@ -40,7 +44,8 @@ predicts 1,000 fresh noise-free rows within ``RECOVERED`` of RMS(y) (1e-6 at noi
 noise 0.01: a correct form refitted on noisy rows errs by a few 1e-3; 3e-2 at noise 0.1). ``--set field=value``
 changes one field of the seeder's settings.
 
-    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|valley|monomial|wave [--set beam=16] [--count 150]
+    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|valley|monomial|wave|physics
+        [--set beam=16] [--count 150]
         [--noise 0 0.01 0.1]
 """
 
@@ -113,6 +118,26 @@ def valley_law(rng, X):
     a = float(rng.choice(scales)) * (-1.0 if name == "linear" else 1.0)
     c, e, k = _digits(rng), rng.integers(-4, 5) / 2, float(rng.choice(powers))
     return lambda Z: c * Z[:, x] ** e * FAMILIES[name](a * U(Z)) ** k
+
+
+#: The physics laws' shapes: Planck ``x^p / (exp(a x/T) - 1)`` (``p`` 0 to 3), relativistic
+#: ``1/sqrt(1 - a u^2/v^2)`` and Rutherford ``1/sin(a t)^4``, each times a scale feature ``M``.
+PHYSICS = ("planck", "relativistic", "rutherford")
+
+
+def physics_law(rng, X):
+    name = PHYSICS[rng.integers(len(PHYSICS))]
+    m, u, v = (int(f) for f in rng.choice(FEATURES - 1, size=3, replace=False))
+    c = _digits(rng)
+    if name == "planck":  # a max(x/T) from 1 to 5: the Bose factor bends over the rows
+        p = int(rng.integers(0, 4))
+        a = rng.uniform(1.0, 5.0) / (X[:, u] / X[:, v]).max()
+        return lambda Z: c * Z[:, m] * Z[:, u] ** p / np.expm1(a * Z[:, u] / Z[:, v])
+    if name == "relativistic":  # a max(u^2/v^2) from 0.3 to 0.9
+        a = rng.uniform(0.3, 0.9) / (X[:, u] ** 2 / X[:, v] ** 2).max()
+        return lambda Z: c * Z[:, m] / np.sqrt(1 - a * Z[:, u] ** 2 / Z[:, v] ** 2)
+    a = float(rng.choice([0.2, 0.25, 0.5])) if rng.random() < 0.5 else rng.uniform(0.15, 0.6)  # a max(t) <= 3
+    return lambda Z: c * Z[:, m] / np.sin(a * Z[:, u]) ** 4
 
 
 def transformed_law(rng, X):
@@ -194,7 +219,8 @@ def run(seeder, make_law, count: int, noise: float, ranges=None) -> tuple[int, i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "valley", "monomial", "wave"],
+    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "valley", "monomial", "wave",
+                                             "physics"],
                         required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--count", type=int, default=150, help="laws drawn")
@@ -203,7 +229,8 @@ def main() -> None:
     kind, make_law = {"rational": (RationalSeeder, rational_law), "moebius": (RationalSeeder, moebius_law),
                       "transformed": (RationalSeeder, transformed_law),
                       "power": (PowerSeeder, power_law), "valley": (PowerSeeder, valley_law),
-                      "monomial": (PowerSeeder, monomial_law), "wave": (AdditiveSeeder, wave_law)}[args.seeder]
+                      "monomial": (PowerSeeder, monomial_law), "wave": (AdditiveSeeder, wave_law),
+                      "physics": (PowerSeeder, physics_law)}[args.seeder]
     settings = kind.settings_type()
     for item in args.set:
         name, value = item.split("=")

@@ -17,7 +17,9 @@ Where ``a U`` is small over most rows, ``k`` and ``a`` trade along a valley of t
 sin(a U) = k log(a U) - k a^2 U^2/6 + ...``): noise moves the free ``k`` along it and its rounding
 leaves the form off the data, so each power ``k`` is also held and ``a`` fitted with it
 (:func:`_held`), at the linearisation of the form closest to the data, and the ranking's price of a
-token chooses among powers the data cannot tell apart.
+token chooses among powers the data cannot tell apart. The candidates whose powers are held are the
+grid's best ranked again at that linearisation (:func:`_regridded`): under noise the first
+ranking, on the log of ``y``, is the small values' noise's.
 Every ``(g, U)`` on the grid is scored at once by projecting ``log|g|`` off the power law's
 columns (the residual's share left by the best ``k``); the ``beam`` best have ``a`` refined
 (a fine grid, then zooms into its best basins), their exponents rounded to halves, ``c`` refitted
@@ -366,6 +368,25 @@ def _candidates(basis, Ucols, families, settings):
     return found[:settings.beam]
 
 
+def _regridded(near, Z, y, p, at, Ucols, step, families, found, settings):
+    """The grid ranked again on ``near``, the linearisation ``at`` of the form closest to the data
+    (``(ly, q)``, :func:`_linearised`): the entries of ``found`` of its ``held_beam`` best ``(family,
+    monomial)``, those not in it added (``a`` refined on ``near``, the form fitted at ``at``). The
+    first grid ranks on the log of ``y`` (or the power law's linearisation where noise crosses 0),
+    where under noise the small values' noise, or the power law's distance from the law, outweighs
+    the law's factor: the law's ``(g, U)`` falls out of the beam although its form is closer to
+    the data than those offered."""
+    entries = {(entry[0], entry[1]): entry for entry in found[1:]}
+    out = []
+    for _, family, j, a in _candidates(near, Ucols[::step], families, settings)[:settings.held_beam]:
+        if (family, j) not in entries:
+            a = _refine(near, family, Ucols[::step, j], a)
+            entries[family, j] = (family, j, a, [_form(Z, y, p, *at, family, Ucols[:, j], a)])
+            found.append(entries[family, j])
+        out.append(entries[family, j])
+    return out
+
+
 def _log_g(family, u, values):
     """``log|g(a U)|`` for each ``a`` of ``values`` (rows x values)."""
     with np.errstate(all="ignore"):
@@ -495,7 +516,7 @@ def power_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
     at = None if best is None or best[-1] <= s.exact else _linearised(y, w, sign, best)
     if at is not None:  # every power held, at the linearisation of the form closest to the data
         near = _Basis(Z[::step], at[0][::step], at[1][::step] / at[1][::step].sum())
-        for family, j, a, forms in found[1:1 + s.held_beam]:  # (the first: the power law alone)
+        for family, j, a, forms in _regridded(near, Z, y, p, at, Ucols, step, families, found, s):
             forms += [_form(Z, y, p, *at, family, Ucols[:, j], b, k)
                       for b, k in _held(near, family, Ucols[::step, j], a, s.held_slack)]
     fitted = sum(form is not None for *_, forms in found for form in forms)

@@ -42,7 +42,13 @@ class PowerSettings:
     beam: int = 16
     """Grid points (one per function and monomial) refined and written. Measured: 8 / 32 recover
     132 / 132 at noise 0, 67 / 89 at 0.01, at 82 / 181 ms a law (as ``search_rows``: more helps under
-    noise at a cost the search's figures have not weighed)."""
+    noise at a cost the search's figures have not weighed). With the grid ranked again for the held
+    powers (``held_beam``; ``sqr_form_seeders.py --noise 0 0.01 0.1``, load ~4), 16 / 12 / 8 recover
+    ``--seeder power`` 136 / 145 / 137, - / 143 / 135 and 136 / 142 / 133 of 150 at 123 / 161 / 157,
+    - / 132 / 151 and 72 / 114 / 122 ms a law; ``--seeder physics --count 90`` 90 / 88 / 62 and 90
+    / 88 / 59 of 90 (16 and 8). 8 is cheaper than c83512c (which has 16 and no second ranking: 136 /
+    139 / 127 at 112 / 131 / 169 ms) and recovers more, but on the other 59 AI Feynman problems at
+    noise 0.1 (a judge) it solved 29 against 30: 16 keeps every form of the first ranking."""
     min_r2: float = 0.995
     """Share of ``y``'s variance a form explains to be offered (the rational seeder's)."""
     noisy_r2: float = 0.9
@@ -79,9 +85,14 @@ class PowerSettings:
     recover 56 / 56 at noise 0.01 and 51 / 51 at 0.1, at 196 / 176 and 214 / 209 ms a law
     (holding ~6 / ~5 powers a candidate at 0.01, ~7 at 0.1)."""
     held_beam: int = 8
-    """The grid's best candidates (of ``beam``) whose powers are held. Measured as ``held_slack``:
-    4 / 8 / 16 recover 52 / 55 / 56 of 60 at noise 0.01 and 49 / 50 / 51 at 0.1, at 138 / 142 /
-    176 and 143 / 149 / 209 ms a law (without held powers: 51 and 47, at 128 and 107 ms)."""
+    """The grid's best candidates whose powers are held, the grid ranked again for them at the
+    linearisation of the form closest to the data (:func:`~parsimony.symbolic._power._regridded`;
+    those not among the first ``beam`` refined and fitted there). Measured as ``held_slack``, on
+    the first ranking's best: 4 / 8 / 16 recover 52 / 55 / 56 of 60 at noise 0.01 and 49 / 50 / 51
+    at 0.1, at 138 / 142 / 176 and 143 / 149 / 209 ms a law (without held powers: 51 and 47, at
+    128 and 107 ms). The second ranking (``beam`` 16; on c83512c, load ~4): ``--seeder valley``
+    149 / 140 / 122 -> 145 / 126 of 150 at noise 0.01 / 0.1, at 120 / 136 -> 166 / 157 ms a law
+    (``beam`` 8: 149 / 143 / 123 at noise 0 / 0.01 / 0.1, 64 / 114 / 153 ms)."""
 
 
 class PowerSeeder(FormSeeder):
