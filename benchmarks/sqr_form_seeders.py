@@ -14,13 +14,6 @@ noise ``level x RMS(y)``, seed 0:
   of 1 in either sign (a bend the noise of 0.1 x RMS(y) nearly hides), ``a`` and ``c`` of one or
   two digits and either sign of ``a`` (on a915eaa, ``--count 30 --noise 0 0.01 0.1``: 30 / 29 / 26
   of 30 at 530 / 758 / 814 ms CPU a law, load 6 on 2 cores);
-- strong (the rational seeder's triples under noise): ``(a m1 - b m2) / (1 + d h)``, monomials as above
-  (``h`` of one or two features, exponents 1 or 2), ``a`` and ``b`` of one or two digits, ``d h``
-  of mean 1 to 4 (a denominator spanning several-fold, whose linearisation the noise biases most)
-  and a numerator that is a difference;
-- phase (the rational seeder's phase columns): ``(a m1 - b m2) / (1 + d h cos(x_u - x_v))``, ``h`` of
-  one feature, ``d max|h|`` 0.3 to 0.8 in either sign (the law of cosines' kin; the phase's pair is
-  the one the seeder picks itself);
 - transformed (the rational seeder's transforms): ``exp(c - a m1 - b m2)`` (a Gaussian where the
   monomials are squares: ``exp(c - a x^2 - b z^2)``), ``1/(c + a m1 + b m2)`` and ``m0/sqrt(1 - d h)``
   (a relativistic-like factor: ``d h`` up to 0.3 to 0.7), ``m`` and ``h`` monomials as above (``m0``
@@ -51,8 +44,9 @@ predicts 1,000 fresh noise-free rows within ``RECOVERED`` of RMS(y) (1e-6 at noi
 noise 0.01: a correct form refitted on noisy rows errs by a few 1e-3; 3e-2 at noise 0.1). ``--set field=value``
 changes one field of the seeder's settings.
 
-    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|strong|phase|transformed|power|valley|monomial|wave|physics
-        [--set beam=16] [--count 150] [--noise 0 0.01 0.1]
+    python benchmarks/sqr_form_seeders.py --seeder rational|moebius|transformed|power|valley|monomial|wave|physics
+        [--set beam=16] [--count 150]
+        [--noise 0 0.01 0.1]
 """
 
 from __future__ import annotations
@@ -98,21 +92,6 @@ def moebius_law(rng, X):
     d = rng.uniform(0.3, 0.7) / h(X).max() * rng.choice([-1.0, 1.0])
     a, c = _digits(rng) * rng.choice([-1.0, 1.0]), _digits(rng)
     return lambda Z: (c + a * h(Z)) / (1 + d * h(Z))
-
-
-def strong_law(rng, X):
-    m1, m2, h = _monomial(rng), _monomial(rng), _monomial(rng)
-    a, b = _digits(rng), _digits(rng)
-    d = rng.uniform(1.0, 4.0) / h(X).mean()
-    return lambda Z: (a * m1(Z) - b * m2(Z)) / (1 + d * h(Z))
-
-
-def phase_law(rng, X):
-    m1, m2, h = _monomial(rng), _monomial(rng), _monomial(rng, (1,))
-    u, v = rng.choice(FEATURES, size=2, replace=False)
-    a, b = _digits(rng), _digits(rng)
-    d = rng.uniform(0.3, 0.8) / h(X).max() * rng.choice([-1.0, 1.0])
-    return lambda Z: (a * m1(Z) - b * m2(Z)) / (1 + d * h(Z) * np.cos(Z[:, u] - Z[:, v]))
 
 
 def power_law(rng, X):
@@ -240,15 +219,14 @@ def run(seeder, make_law, count: int, noise: float, ranges=None) -> tuple[int, i
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seeder", choices=["rational", "moebius", "strong", "phase", "transformed", "power", "valley",
-                                             "monomial", "wave", "physics"],
+    parser.add_argument("--seeder", choices=["rational", "moebius", "transformed", "power", "valley", "monomial", "wave",
+                                             "physics"],
                         required=True)
     parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE")
     parser.add_argument("--count", type=int, default=150, help="laws drawn")
     parser.add_argument("--noise", type=float, nargs="+", default=[0.0, 0.01], choices=sorted(RECOVERED))
     args = parser.parse_args()
     kind, make_law = {"rational": (RationalSeeder, rational_law), "moebius": (RationalSeeder, moebius_law),
-                      "strong": (RationalSeeder, strong_law), "phase": (RationalSeeder, phase_law),
                       "transformed": (RationalSeeder, transformed_law),
                       "power": (PowerSeeder, power_law), "valley": (PowerSeeder, valley_law),
                       "monomial": (PowerSeeder, monomial_law), "wave": (AdditiveSeeder, wave_law),

@@ -44,12 +44,7 @@ is as near an integer or a half ``s`` is also offered with ``b = 1/s``, its nume
 fits as ``(1 + 0.6696h)/(1 - 0.3320h)``, whose constants SRBench's 3 decimals do not take for
 thirds); where the noise is what keeps the
 numerator's sums from the triple search's gate, that search runs on denominator columns built
-from the mean of ``T(y)`` over each row's neighbours, which carry none of its own noise, and the
-best of those denominators are also *profiled* (:func:`_profiled_triples`): on a grid of the
-denominator's coefficient the form's own least squares is linear in the numerator, whose pair is
-chosen by the residual it leaves at the price of its tokens (the noise that ``-T(y) h`` carries
-biases the linearisation's coefficient, a quarter of the law's ``b`` in a denominator spanning
-threefold at noise 0.1 x RMS(y), and ranks forms fitting the noise above the law). A
+from the mean of ``T(y)`` over each row's neighbours, which carry none of its own noise. A
 transform stretches ``y``'s noise unevenly (the log's ``e/y``), so the least squares on ``T(y)``
 weigh each row by the inverse of its noise's variance there (:func:`_precision`). The
 settings (``features``, ``degree``, ...) are the fields of
@@ -257,7 +252,7 @@ def _best_triples(G, b, k, total, mean_h, mean_h2, left, pairs):
         left[j - k] = best
 
 
-def _supports(cols, t, w, k, settings, noise_of, smooth, tokens):
+def _supports(cols, t, w, k, settings, noise_of, smooth):
     """Candidate supports for ``t`` among the columns ``cols``, of which those from ``k`` on are a
     denominator's (``-t`` times a monomial): a list of ``(support, residual share, refit)``, and
     the share of ``t``'s variance that is noise (estimated by ``noise_of`` on what the best
@@ -279,10 +274,7 @@ def _supports(cols, t, w, k, settings, noise_of, smooth, tokens):
     which shrinks ``b`` and picks another numerator pair than the law's (``b`` a third of the
     law's in I.18.4 at noise 0.1 x RMS(y)), and ranks first the pairs whose ``-t*h`` fits that
     noise (``(c0 + a*u)/(1 + b*u)`` at noise 0.1 was in none of the 32 best pairs); their supports
-    are ``refit`` (the linearisation's coefficients are biased: only the form's own fit judges them).
-    There the ``profiled`` denominators of that search's best also have their pairs chosen by the
-    form's own residual and ``tokens`` (the numerator's and denominator's columns' token counts) on a
-    grid of their coefficient (:func:`_profiled_triples`)."""
+    are ``refit`` (the linearisation's coefficients are biased: only the form's own fit judges them)."""
     p = w / w.sum()
     sw = np.sqrt(p)
     A, scale = _standardised(cols, p)
@@ -312,10 +304,7 @@ def _supports(cols, t, w, k, settings, noise_of, smooth, tokens):
         A[k:], scale[k:] = _standardised(-smooth() * h, p)
         G, b = A @ A.T, A @ r
         found += [(list(support), max(rss, 0.0) / total, True) for support, rss in _pairs(G, b, k, total, beam)]
-        triples = _triples(G, b, k, total, h / scale[k:, None], p, max(beam, settings.profiled), True)
-        found += triples[:beam]
-        found += _profiled_triples(h, t, p, [support[2] - k for support, _, _ in triples[:settings.profiled]], tokens,
-                                   settings)
+        found += _triples(G, b, k, total, h / scale[k:, None], p, beam, True)
     return found, noise
 
 
@@ -358,72 +347,6 @@ def _triples(G, b, k, total, h, p, beam, refit):
     _best_triples(np.ascontiguousarray(G), np.ascontiguousarray(b), k, total, h @ p, (h * h) @ p, left, best)
     return [([int(best[j, 0]), int(best[j, 1]), int(j) + k], left[j] / total, refit)
             for j in np.argsort(left, kind="stable")[:beam] if np.isfinite(left[j])]
-
-
-def _profiled_triples(h, t, p, dens, tokens, settings):
-    """For each denominator column ``dens`` (indices into the monomials ``h``, rows by the search's
-    rows; ``t`` the target, ``p`` the rows' shares), the pair of numerator columns and the
-    coefficient ``b`` (of ``profile_grid``, ``b`` times the mean of ``|h_j|``, where ``1 + b h_j``
-    keeps one sign) whose form ``(c0 + a_i m_i + a_l m_l) / (1 + b h_j)`` leaves the least of ``t``,
-    fitted by its own least squares at that ``b`` (its numerator is linear: no noise enters its
-    columns, as ``-t h_j`` does the linearisation's), at the seeder's price of a token
-    (:func:`_score`'s, ``tokens`` the columns' counts); the pairs from the ``profile_beam`` columns
-    best alone, each with every other (:func:`_profiled_pairs`). The ``profile_kept`` best of the
-    denominators, as :func:`_supports` lists them (``refit``: their numerator and ``b`` are fitted
-    again)."""
-    n = h.shape[1]
-    sw = np.sqrt(p)
-    total = float(p @ (t - p @ t) ** 2)
-    if not total > 0:
-        return []
-    price = settings.token_price * math.log(n) / n
-    found, squares = [], h * h
-    for j in dens:
-        spread = float(p @ np.abs(h[j]))
-        if not spread > 0:
-            continue
-        d = 1.0 + np.outer(np.array(settings.profile_grid) / spread, h[j])
-        d = d[np.all(d > 0, axis=1) | np.all(d < 0, axis=1)]
-        if len(d):
-            key, share, i, l = _profiled_pairs(h, squares, t * sw, (sw / d).T, tokens, settings.profile_beam, price,
-                                               total)
-            if np.isfinite(key) and i != l:
-                found.append((key + price * tokens[j], [min(i, l), max(i, l), len(h) + int(j)], share))
-    found.sort(key=lambda item: item[:2])
-    return [(support, share, True) for _, support, share in found[:settings.profile_kept]]
-
-
-def _profiled_pairs(h, squares, r, V, tokens, beam, price, total):
-    """``(key, share, i, l)``: the best numerator pair of :func:`_profiled_triples` over the grid of
-    its denominator (``V``: rows by grid, each the constant's column over ``D``, weighted;
-    ``squares`` the squares of ``h``, ``r`` the weighted target), the log of the share of ``total``
-    it leaves plus ``price`` times its columns' ``tokens``, and that share; ``(inf, inf, -1, -1)``
-    if none. One of its columns is among the ``beam`` best alone. The numerator columns over ``D``
-    (``h V``) have the constant's column projected out, never formed: their products come from
-    ``h`` and ``squares`` times vectors."""
-    U = V / np.sqrt(np.sum(V * V, axis=0))
-    R = r[:, None] - U * (r @ U)  # the target, the constant's column projected out (a column a grid value)
-    hu = h @ (V * U)  # each column's product with the constant's (unit) column
-    g, dd = h @ (V * R), squares @ (V * V) - hu * hu
-    with np.errstate(all="ignore"):
-        alone = np.where(dd > 1e-12 * dd.max(axis=0), g * g / dd, -1.0)
-    top = np.argsort(-alone, axis=0, kind="stable")[:beam].T  # grid by beam
-    grid = np.arange(top.shape[0])[:, None]
-    rows = (h[top] * (V * V).T[:, None, :]).reshape(top.size, -1)
-    cross = (rows @ h.T).reshape(*top.shape, -1) - hu.T[grid, top][:, :, None] * hu.T[:, None, :]
-    gi, di = g.T[grid, top][:, :, None], dd.T[grid, top][:, :, None]
-    gl, dl = g.T[:, None, :], dd.T[:, None, :]
-    det = di * dl - cross * cross
-    with np.errstate(all="ignore"):
-        gain = np.where(det > 1e-9 * di * dl, (gi * gi * dl - 2 * gi * gl * cross + gl * gl * di) / det, -1.0)
-        share = np.maximum(np.sum(R * R, axis=0)[:, None, None] - gain, 1e-12 * total) / total
-        key = np.log(share) + price * (tokens[top][:, :, None] + tokens)
-    key = np.where(gain > 0, key, np.inf)
-    at = int(np.argmin(key))
-    if not np.isfinite(key.flat[at]):
-        return np.inf, np.inf, -1, -1
-    which, b, l = np.unravel_index(at, key.shape)
-    return float(key.flat[at]), float(share.flat[at]), int(top[which, b]), int(l)
 
 
 class _Target:
@@ -779,7 +702,6 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         cols, terms = cols[keep], [terms[j] for j in keep]
     models, fitted = [], 0
     k = len(terms)
-    tokens = _tokens(writer, terms, weights)
     both = np.empty((2 * k, cols.shape[1]))  # the columns, then -t times them (a non-finite row: 0)
     both[:k] = cols
     largest = np.abs(cols).max(axis=1)
@@ -805,28 +727,17 @@ def rational_forms(X, y, w, binops, unops, weights, maxsize, order, settings):
         part[k + bad] = 0.0
         precision = None if isinstance(rows, slice) else _precision(transform, level[rows])
         fitted += _transform_forms(models, writer, X, y[rows], w[rows], precision, t, transform, part, k, terms,
-                                   near, weights, maxsize, s, tokens)
+                                   near, weights, maxsize, s)
     return _distinct_best(models, s.max_forms), fitted
 
 
-def _tokens(writer, terms, weights):
-    """Each column's token count as a form writes it times a coefficient (``terms`` its descriptions)."""
-    counts = []
-    for term in terms:
-        writer.ops, writer.feats, writer.vals = [], [], []
-        writer.term(term, 2.0)
-        counts.append(float(weights[np.array(writer.ops, dtype=np.int64)].sum()))
-    return np.array(counts)
-
-
 def _transform_forms(models, writer, X, y, w, precision, t, transform, both, k, terms, neighbours, weights, maxsize,
-                     s, tokens):
+                     s):
     """Appends to ``models`` the forms of ``T(y) = t`` (:func:`rational_forms`) and returns the number
     of supports fitted. A form is offered when it explains ``min_r2``, or leaves at most
     ``noisy_r2``'s share or ``noise_margin`` times the noise (the ``neighbour_variance`` of what the
     best sum of numerator columns leaves) and what it leaves is white (:mod:`~parsimony.symbolic._noise`).
-    The fits on ``t`` weigh each row's ``w`` by its ``precision`` (:func:`_precision`; None: 1);
-    ``tokens``: each column's token count (:func:`_tokens`)."""
+    The fits on ``t`` weigh each row's ``w`` by its ``precision`` (:func:`_precision`; None: 1)."""
     step = -(-len(t) // s.search_rows)
     p, rows = w / w.sum(), effective_rows(w)  # the rows' shares on y, and how many they count as
     w = w if precision is None else w * precision
@@ -840,7 +751,7 @@ def _transform_forms(models, writer, X, y, w, precision, t, transform, both, k, 
     def smooth():  # T(y)'s mean over each row's neighbours, on the search's rows
         return t[neighbours].mean(axis=1)[::step]
 
-    supports, noise = _supports(both[:, ::step], t[::step], w[::step], k, s, noise_of, smooth, tokens)
+    supports, noise = _supports(both[:, ::step], t[::step], w[::step], k, s, noise_of, smooth)
     noisy = max(1 - s.noisy_r2, s.noise_margin * noise)
     found = []
     for selected, share, refit in supports:

@@ -138,31 +138,6 @@ class RationalSettings:
     problems) 30 / 22 -> 30 / 28 of 30; ``sqr_recovery.py --noise 0.1`` the 60 33 -> 33 (two
     constant snaps of the search's path flip: I_39_1 gained, II_38_14 lost), the 59 27 -> 27; at
     noise 0.01 the 59 35 -> 36 (II_11_27), the 60 unchanged (every problem whose rows it changes)."""
-    profiled: int = 64
-    """Where the noise keeps the numerator's sums from ``triple_gate`` (the triple search on denominators
-    free of noise), this many of that search's best denominators also have their numerator pair
-    chosen by the form's own residual on a grid of their coefficient, at the token price
-    (:func:`~parsimony.symbolic._rational._profiled_triples`; 0: none): the linearisation's ranking,
-    even on denominators free of noise, puts pairs that fit the noise first, and the law's
-    denominator well below its best. ``python benchmarks/sqr_recovery.py --noise 0.1 --jobs 1``
-    (load 6-7 on 2 cores) the 60 35 -> 36 (test_3, ``d (1 - a^2)/(1 + a cos(t1 - t2))``, whose
-    denominator ranks 46th of 287 there and 3rd profiled; none lost), the other 59 30 -> 30; the
-    forms offered at noise 0 and 0.01 unchanged on the 60 but for a few; the seeder's CPU on the
-    60's 120 noisy calls 69.6 -> 82.9 s at a ``profile_beam`` of 16 (paired, under load)."""
-    profile_beam: int = 8
-    """The pairs of a profiled denominator are each of this many numerator columns best alone (at
-    that coefficient) with every other column: 16 cost 1.6 times 8 on test_3's sample, both
-    ranking the law's support 3rd of the 287 denominators profiled (the products of the beam's
-    columns with every column are most of the cost)."""
-    profile_kept: int = 8
-    """The profiled denominators whose best form is fitted (as the other supports, refitted):
-    a refit costs as much as profiling a few denominators."""
-    profile_grid: tuple = (-0.6, -0.3, 0.3, 0.6, 1.0, 2.0, 4.0, 8.0)
-    """The profiled denominator ``1 + b h``'s ``b`` times the mean of ``|h|``: from a bend of a
-    third either way to a denominator nine times its least (``b h`` up to 8 times its mean: a
-    form nearly ``N / h``, which the numerator columns over ``h`` already hold); values where
-    ``1 + b h`` crosses 0 on the rows are skipped. On test_3's sample the law's pair is its
-    denominator's best at ``b`` 0.7 to 3 times the law's (the grid's steps are twofold)."""
     triple_gate: float = 0.05
     """A numerator's sum leaves at most this share: every (2 numerator, 1 denominator) support is
     scored exactly (recovery at noise 0 36/60 -> 38/60 with it)."""
