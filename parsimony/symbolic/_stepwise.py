@@ -920,12 +920,22 @@ def _family_frequency(p, M, forms, combos, a, grid, rc, w):
             right = x2
         else:
             left = x1
-    sw = 0.0
-    for r in range(p.shape[0]):
-        sw += w[r]
-    if a != 1.0 and _family_loss(p, M, forms, combos, 1.0, rc, w, cols, coef) <= best * (1.0 + PARAMETER_PRICE / sw):
+    if a != 1.0 and _family_loss(p, M, forms, combos, 1.0, rc, w, cols, coef) <= best * (1.0 + PARAMETER_PRICE
+                                                                                       / _kish_rows(w)):
         a = 1.0
     return a, 2 * GOLDEN_STEPS + 2
+
+
+@njit
+def _kish_rows(w):
+    """Kish's effective number of rows, ``(sum w)^2 / sum w^2``, on ``w / max(w)`` (free of the weights'
+    scale, no overflow at 1e300): the ``n`` of a per-row price on weighted data."""
+    top = np.max(w)
+    s1, s2 = 0.0, 0.0
+    for r in range(w.shape[0]):
+        s1 += w[r] / top
+        s2 += (w[r] / top) ** 2
+    return s1 * s1 / s2
 
 
 @njit
